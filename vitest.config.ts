@@ -1,0 +1,13 @@
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    include: ["apps/*/src/**/*.test.ts", "packages/*/src/**/*.test.ts", "test/**/*.test.ts"],
+    exclude: ["**/node_modules/**", "test/chaos/soak.test.ts"],
+    globalSetup: ["test/support/global-setup.ts"],
+    pool: "forks",
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    teardownTimeout: 20_000,
+  },
+});
