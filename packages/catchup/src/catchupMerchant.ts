@@ -1,0 +1,224 @@
+import { setTimeout as delay } from "node:timers/promises";
+import type { Logger } from "@loops-sync/config";
+import type { Sql } from "@loops-sync/db";
+import type { Event } from "@loops-sync/loops-client";
+import { pauseMerchant, readMerchantState, revokeMerchant } from "@loops-sync/worker";
+import { readBackfillCheckpoint } from "./backfillCheckpoint.ts";
+import { type CatchupApi, requestCount } from "./catchupApi.ts";
+import { CatchupError, describeError, isConnectionRevoked, isCursorRefused } from "./catchupError.ts";
+import { finishCursorRun, readEventCursor, resetEventCursor, startCursorRun } from "./eventCursor.ts";
+import { type BackfillResult, runBackfill } from "./runBackfill.ts";
+import { LIST_MARGIN_MS, storeEventPage } from "./storeEventPage.ts";
+
+export interface CatchupProgress {
+  merchantId: string;
+  pages: number;
+  eventsRead: number;
+  eventsStored: number;
+  /** created_at of the last event stored, ISO. */
+  position: string | undefined;
+  /** Share of the time from the cursor (or the first event read) to now already read (0–1), for an ETA. */
+  fraction: number;
+}
+
+export interface MerchantCatchupOptions {
+  sql: Sql;
+  client: CatchupApi;
+  merchantId: string;
+  applicationId: string | undefined;
+  pageSize: number;
+  listThreshold: number;
+  initialBackfill: boolean;
+  waitWhenPaused: boolean;
+  signal: AbortSignal | undefined;
+  onProgress: ((progress: CatchupProgress) => void) | undefined;
+  logger: Logger | undefined;
+}
+
+export interface MerchantCatchupResult {
+  merchantId: string;
+  /**
+   * ok; cursor_expired (recovered by a backfill); revoked / skipped_revoked (no calls); skipped_paused (a
+   * 429's Retry-After still runs); failed (see error; a 429 also pauses the merchant).
+   */
+  status: "ok" | "cursor_expired" | "revoked" | "skipped_revoked" | "skipped_paused" | "failed";
+  pages: number;
+  eventsRead: number;
+  /** Events new to the inbox (the rest were already received by webhook or an earlier run). */
+  eventsStored: number;
+  /** Order events settled at once because a list refresh already brought their version. */
+  eventsSettled: number;
+  /** GET /orders list pages read by the few-calls path, and the orders they changed. */
+  listPages: number;
+  ordersRefreshed: number;
+  /** The backfill run for a new merchant, or after the cursor was refused. */
+  backfill: BackfillResult | undefined;
+  apiCalls: number;
+  error: string | undefined;
+}
+
+/**
+ * One merchant's catch-up: GET /events after the stored cursor, each page stored (dedupe by id) with its
+ * process_events job and the cursor advanced in ONE transaction. Before a page is stored, when it names at
+ * least `listThreshold` orders the replica lacks, those orders are refreshed from GET /orders list pages
+ * and their events settled in the same transaction, so the worker makes no per-order call for them.
+ */
+export async function catchupMerchant(options: MerchantCatchupOptions): Promise<MerchantCatchupResult> {
+  const { sql, client, merchantId, applicationId, pageSize, listThreshold, signal, onProgress, logger } =
+    options;
+  const result: MerchantCatchupResult = {
+    merchantId,
+    status: "ok",
+    pages: 0,
+    eventsRead: 0,
+    eventsStored: 0,
+    eventsSettled: 0,
+    listPages: 0,
+    ordersRefreshed: 0,
+    backfill: undefined,
+    apiCalls: 0,
+    error: undefined,
+  };
+  const callsBefore = requestCount(client);
+  let state = await readMerchantState(sql, merchantId);
+  // Waiting is bounded: a pause is a 429's Retry-After, and a later pause never shortens an earlier one.
+  while (state.pausedUntil && options.waitWhenPaused && state.status !== "revoked") {
+    logger?.info(
+      { merchantId, pausedUntil: state.pausedUntil },
+      "merchant paused by a 429: waiting out its Retry-After",
+    );
+    await delay(
+      Math.max(50, state.pausedUntil.getTime() - state.now.getTime()),
+      undefined,
+      signal ? { signal } : {},
+    );
+    state = await readMerchantState(sql, merchantId);
+  }
+  if (state.status === "revoked") return { ...result, status: "skipped_revoked" };
+  if (state.pausedUntil) return { ...result, status: "skipped_paused" };
+  let cursor = await readEventCursor(sql, merchantId);
+  try {
+    if (
+      !cursor &&
+      options.initialBackfill &&
+      !(await readBackfillCheckpoint(sql, merchantId))?.lastCompletedAt
+    ) {
+      // A merchant never synced: its orders older than the 30-day event log only come from the order list.
+      result.backfill = await runBackfill({ sql, client, merchantId, signal, logger });
+    }
+    await startCursorRun(sql, merchantId);
+    const api = client.forMerchant(merchantId);
+    const attempted = new Set<string>();
+    let after = cursor?.afterEventId ?? undefined;
+    // Progress is the share of time from here to now; a run from the log's start measures from its first event.
+    let from = cursor?.afterCreatedAt?.getTime();
+    const listPage = (afterId: string | undefined) =>
+      api.events.list({ limit: pageSize, ...(afterId ? { after: afterId } : {}) }, signal ? { signal } : {});
+    // The next page is asked for while this one is stored, so the API's answer time hides behind the store.
+    let next: Promise<{ data: Event[]; has_more: boolean }> | undefined;
+    for (;;) {
+      signal?.throwIfAborted();
+      let page: { data: Event[]; has_more: boolean };
+      try {
+        page = await (next ?? listPage(after));
+        next = undefined;
+      } catch (error) {
+        next = undefined;
+        if (!after || !isCursorRefused(error) || result.status === "cursor_expired") throw error;
+        result.status = "cursor_expired";
+        const since = cursor?.afterCreatedAt
+          ? new Date(cursor.afterCreatedAt.getTime() - LIST_MARGIN_MS)
+          : undefined;
+        logger?.warn(
+          { merchantId, after, since },
+          "catch-up cursor refused by Loops (older than the 30-day event retention): backfilling orders, then restarting at the oldest retained event",
+        );
+        result.backfill = await runBackfill({
+          sql,
+          client,
+          merchantId,
+          ...(since ? { since } : {}),
+          signal,
+          logger,
+        });
+        await resetEventCursor(sql, merchantId);
+        cursor = undefined;
+        after = undefined;
+        from = undefined;
+        continue;
+      }
+      const last = page.data.at(-1);
+      if (!last) break;
+      from ??= Date.parse(page.data[0]!.created_at);
+      if (page.has_more) {
+        next = listPage(last.id);
+        // Awaited on the next turn; if storing this page fails first, its outcome no longer matters.
+        next.catch(() => {});
+      }
+
+      const stored = await storeEventPage(
+        { sql, api, merchantId, applicationId, listThreshold, attempted, signal, logger },
+        page.data,
+        last,
+      );
+      result.listPages += stored.listPages;
+      result.ordersRefreshed += stored.ordersRefreshed;
+      result.pages++;
+      result.eventsRead += page.data.length;
+      result.eventsStored += stored.inserted;
+      result.eventsSettled += stored.settled;
+      onProgress?.({
+        merchantId,
+        pages: result.pages,
+        eventsRead: result.eventsRead,
+        eventsStored: result.eventsStored,
+        position: last.created_at,
+        fraction: page.has_more ? share(from, Date.parse(last.created_at)) : 1,
+      });
+      if (!page.has_more) break;
+      after = last.id;
+    }
+    await finishCursorRun(
+      sql,
+      merchantId,
+      result.status === "cursor_expired" ? "cursor_expired" : "ok",
+      result.status === "cursor_expired"
+        ? `the cursor was older than the 30-day event retention; orders were backfilled since ${result.backfill?.since ?? "the beginning"} and the event log re-read from its oldest event`
+        : undefined,
+    );
+  } catch (error) {
+    if (isConnectionRevoked(error) || (error instanceof CatchupError && error.code === "merchant_revoked")) {
+      await revokeMerchant(sql, merchantId);
+      await finishCursorRun(
+        sql,
+        merchantId,
+        "revoked",
+        "merchant revoked the connection (403 connection_not_active)",
+      );
+      result.status = "revoked";
+    } else {
+      result.status = "failed";
+      result.error = describeError(error);
+      const e = error as { status?: unknown; retryAfter?: unknown };
+      if (e.status === 429) {
+        // Upstream etiquette: every job of this merchant waits out the Retry-After, not only this run.
+        await pauseMerchant(sql, merchantId, typeof e.retryAfter === "number" ? e.retryAfter : 5).catch(
+          () => {},
+        );
+      }
+      await finishCursorRun(sql, merchantId, "failed", result.error).catch(() => {});
+      if (signal?.aborted) throw error;
+    }
+  }
+  result.apiCalls = requestCount(client) - callsBefore;
+  logger?.info(
+    { ...result, backfill: result.backfill ? { pages: result.backfill.pages } : undefined },
+    "catch-up done",
+  );
+  return result;
+}
+
+function share(from: number, position: number): number {
+  const span = Date.now() - from;
+  return span <= 0 ? 0.99 : Math.min(0.99, Math.max(0, (position - from) / span));
+}

@@ -1,0 +1,31 @@
+import type { Sql } from "@loops-sync/db";
+import type { Order } from "@loops-sync/loops-client";
+import { applyOrderPage } from "./applyOrderPage.ts";
+import type { OrderDifference } from "./compareOrders.ts";
+
+/**
+ * Makes the replica match upstream for one difference, in one transaction. Missing and older orders go
+ * through the version gate. A status mismatch at the same version cannot (the gate keeps equal versions),
+ * so that row is deleted and the upstream copy inserted; the delete is limited to versions not above the
+ * upstream one, so a newer copy a worker wrote meanwhile survives. An extra order (upstream answered 404)
+ * is deleted with its children. Returns true when the replica changed.
+ */
+export async function repairOrder(
+  sql: Sql,
+  difference: OrderDifference,
+  upstream: Order | undefined,
+): Promise<boolean> {
+  const { orderId, kind } = difference;
+  return await sql.begin(async (tx) => {
+    if (kind === "extra") {
+      const deleted = await tx`delete from replica.orders where id = ${orderId}`;
+      return deleted.count > 0;
+    }
+    if (!upstream) return false;
+    if (kind === "status_mismatch") {
+      await tx`delete from replica.orders where id = ${orderId} and version <= ${upstream.version}`;
+    }
+    const applied = await applyOrderPage(tx, [upstream]);
+    return applied.changed.length > 0;
+  });
+}

@@ -1,0 +1,42 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadEnv } from "./env.ts";
+
+describe("loadEnv", () => {
+  it("applies defaults and splits lists on spaces and commas", () => {
+    const env = loadEnv({
+      LOOPS_WEBHOOK_SECRETS: "whsec_abc, whsec_def whsec_ghi",
+      LOOPS_MERCHANT_IDS: "mer_1,mer_2",
+    });
+    expect(env.PORT).toBe(8080);
+    expect(env.LOOPS_WEBHOOK_SECRETS).toEqual(["whsec_abc", "whsec_def", "whsec_ghi"]);
+    expect(env.LOOPS_MERCHANT_IDS).toEqual(["mer_1", "mer_2"]);
+    expect(env.LOOPS_SYNC_MIGRATE_ON_START).toBe(true);
+  });
+
+  it("names the variable, what it got and what it expects, in one line", () => {
+    expect(() => loadEnv({ PORT: "eighty" })).toThrow(/^PORT: got "eighty", expected a whole number$/);
+    expect(() => loadEnv({ LOOPS_API_URL: "ftp://x" })).toThrow(
+      /^LOOPS_API_URL: got "ftp:\/\/x", expected an http\(s\) URL$/,
+    );
+  });
+
+  it("never repeats a secret in its message", () => {
+    try {
+      loadEnv({ LOOPS_WEBHOOK_SECRETS: "not-a-whsec-supersecret" });
+      expect.unreachable();
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      const message = (error as Error).message;
+      expect(message).toMatch(
+        /^LOOPS_WEBHOOK_SECRETS: got a value of 23 characters \(hidden\), expected whsec_/,
+      );
+      expect(message).not.toContain("supersecret");
+    }
+  });
+
+  it("refuses a missing required variable", () => {
+    expect(() => loadEnv({}, { require: ["LOOPS_CLIENT_ID"] })).toThrow(
+      "LOOPS_CLIENT_ID: got nothing (unset), expected it to be set (see README, Configuration)",
+    );
+  });
+});

@@ -1,0 +1,124 @@
+import { z } from "zod";
+
+/** A configuration problem, reported as one line naming the variable, what it got and what it expects. */
+export class ConfigError extends Error {
+  readonly code = "invalid_config";
+  readonly variable: string;
+  constructor(variable: string, message: string) {
+    super(message);
+    this.name = "ConfigError";
+    this.variable = variable;
+  }
+}
+
+const SECRET_VARIABLES = new Set(["LOOPS_CLIENT_SECRET", "LOOPS_WEBHOOK_SECRETS", "DATABASE_URL"]);
+
+const list = (raw: string | undefined): string[] =>
+  (raw ?? "")
+    .split(/[\s,]+/)
+    .map((s) => s.trim())
+    .filter(Boolean);
+
+const httpUrl = z.url({ protocol: /^https?$/, error: "an http(s) URL" });
+const port = z.coerce
+  .number({ error: "a whole number" })
+  .int("a whole number")
+  .min(0, "a port from 0 to 65535")
+  .max(65535, "a port from 0 to 65535");
+const positiveInt = z.coerce
+  .number({ error: "a whole number" })
+  .int("a whole number")
+  .positive("a number above 0");
+const bool = z
+  .enum(["true", "false", "1", "0", "yes", "no"], { error: "true or false" })
+  .transform((v) => ["true", "1", "yes"].includes(v));
+
+const schema = z.object({
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, "a postgres:// connection URL")
+    .optional(),
+  LOOPS_API_URL: httpUrl.optional(),
+  LOOPS_AUTH_URL: httpUrl.optional(),
+  LOOPS_CLIENT_ID: z.string().min(1).optional(),
+  LOOPS_CLIENT_SECRET: z.string().min(1).optional(),
+  LOOPS_APPLICATION_ID: z.string().min(1).optional(),
+  LOOPS_WEBHOOK_SECRETS: z
+    .string()
+    .optional()
+    .transform(list)
+    .pipe(
+      z.array(z.string().regex(/^whsec_[A-Za-z0-9+/=]+$/, "whsec_… values separated by spaces or commas")),
+    ),
+  LOOPS_MERCHANT_IDS: z
+    .string()
+    .optional()
+    .transform(list)
+    .pipe(
+      z.array(z.string().regex(/^mer_[A-Za-z0-9_-]+$/, "merchant IDs (mer_…) separated by spaces or commas")),
+    ),
+  PORT: port.default(8080),
+  HOST: z.string().min(1).default("0.0.0.0"),
+  LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
+  LOOPS_SYNC_MIGRATE_ON_START: bool.default(true),
+  LOOPS_SYNC_DATA_DIR: z.string().min(1).default(".data"),
+  WEBHOOK_TOLERANCE_SECONDS: positiveInt.default(300),
+  WEBHOOK_MAX_BODY_BYTES: positiveInt.default(256 * 1024),
+  DATABASE_POOL_SIZE: positiveInt.default(10),
+  WORKER_CONCURRENCY: positiveInt.default(8),
+  CATCHUP_CRON: z.string().min(1).default("*/5 * * * *"),
+  STATUS_PAGE: bool.default(true),
+  METRICS_PORT: port.default(9091),
+});
+
+export type Env = z.output<typeof schema>;
+
+/** Names whose absence stops a given process; the rest have defaults or are optional. */
+export type RequiredVariable =
+  | "LOOPS_API_URL"
+  | "LOOPS_AUTH_URL"
+  | "LOOPS_CLIENT_ID"
+  | "LOOPS_CLIENT_SECRET"
+  | "LOOPS_APPLICATION_ID"
+  | "LOOPS_WEBHOOK_SECRETS";
+
+export interface LoadEnvOptions {
+  /** Variables this process cannot run without. Default: none. */
+  require?: readonly RequiredVariable[];
+}
+
+function describeValue(name: string, value: unknown): string {
+  if (value === undefined) return "nothing (unset)";
+  if (SECRET_VARIABLES.has(name)) return `a value of ${String(value).length} characters (hidden)`;
+  return JSON.stringify(value);
+}
+
+/**
+ * Reads and validates the environment once. Throws ConfigError whose message is a single line:
+ * `LOOPS_API_URL: got "ftp://x", expected an http(s) URL`.
+ */
+export function loadEnv(source: NodeJS.ProcessEnv = process.env, options: LoadEnvOptions = {}): Env {
+  const raw: Record<string, string | undefined> = {};
+  for (const key of Object.keys(schema.shape)) {
+    const value = source[key];
+    raw[key] = value === "" ? undefined : value;
+  }
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const name = String(issue.path[0] ?? "environment");
+    const expected = issue.message.startsWith("Invalid") ? "a valid value" : issue.message;
+    throw new ConfigError(name, `${name}: got ${describeValue(name, raw[name])}, expected ${expected}`);
+  }
+  const env = parsed.data;
+  for (const name of options.require ?? []) {
+    const value = env[name];
+    if (value === undefined || (Array.isArray(value) && value.length === 0)) {
+      throw new ConfigError(
+        name,
+        `${name}: got nothing (unset), expected it to be set (see README, Configuration)`,
+      );
+    }
+  }
+  return env;
+}

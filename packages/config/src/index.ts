@@ -1,0 +1,2 @@
+export { ConfigError, type Env, type LoadEnvOptions, loadEnv, type RequiredVariable } from "./env.ts";
+export { type CreateLoggerOptions, createLogger, type Logger, maskUrl, REDACT_PATHS } from "./logger.ts";

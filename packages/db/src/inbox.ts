@@ -1,0 +1,112 @@
+import type { Sql, TransactionSql } from "./connect.ts";
+
+/** An upstream event envelope (webhook body or GET /events item). Unknown fields are kept. */
+export interface EventEnvelope {
+  id: string;
+  type: string;
+  created_at: string;
+  merchant_id: string;
+  location_id?: string | null;
+  connection_id?: string | null;
+  origin: { type: string; application_id?: string | null };
+  data: Record<string, unknown>;
+  [field: string]: unknown;
+}
+
+export type EventSource = "webhook" | "catchup" | "cli";
+
+export interface StoreEventsOptions {
+  source: EventSource;
+  /** Our LOOPS_APPLICATION_ID: events it originated are stored as ignored_self and get no job. */
+  applicationId: string | undefined;
+}
+
+export interface StoreEventsResult {
+  /** Ids stored now for the first time (self-originated ones included). */
+  inserted: string[];
+  /** Ids already in the inbox (or repeated within this batch). */
+  duplicates: string[];
+  /** Inserted ids marked ignored_self. */
+  ignoredSelf: string[];
+  /** Ids handed to the worker in this transaction's process_events job. */
+  enqueued: string[];
+}
+
+/**
+ * Stores a batch of events in the inbox and enqueues one `process_events` job for the new ones, in ONE
+ * statement: either both happen or neither does, inside the caller's transaction or on its own. The primary
+ * key on sync.events.id is the dedupe, so a duplicate (even one arriving concurrently) is inserted and
+ * enqueued at most once. One statement is one round trip: the receiver's group commit waits on this.
+ */
+export async function storeEventsAndEnqueue(
+  sql: Sql | TransactionSql,
+  events: readonly EventEnvelope[],
+  { source, applicationId }: StoreEventsOptions,
+): Promise<StoreEventsResult> {
+  if (events.length === 0) return { inserted: [], duplicates: [], ignoredSelf: [], enqueued: [] };
+  const self = applicationId ?? null;
+  // Arrays unnested server-side keep a single prepared plan for any batch size. Data-modifying CTEs always
+  // run; the job CTE is a SELECT, so the final query references it (evaluated once, as an InitPlan).
+  const rows = await sql<{ id: string; outcome: string; jobs: number }[]>`
+    with input as (
+      select *
+      from unnest(
+        ${events.map((e) => e.id)}::text[],
+        ${events.map((e) => e.type)}::text[],
+        ${events.map((e) => e.merchant_id)}::text[],
+        ${events.map((e) => e.location_id ?? null)}::text[],
+        ${events.map((e) => e.connection_id ?? null)}::text[],
+        ${events.map((e) => e.origin.type)}::text[],
+        ${events.map((e) => e.origin.application_id ?? null)}::text[],
+        ${events.map((e) => e.created_at)}::timestamptz[],
+        ${events.map((e) => JSON.stringify(e))}::text[]
+      ) as e(id, type, merchant_id, location_id, connection_id, origin_type, origin_application_id, created_at, payload)
+    ),
+    stored as (
+      insert into sync.events (
+        id, type, merchant_id, location_id, connection_id, origin_type, origin_application_id,
+        created_at, source, payload, outcome, outcome_at
+      )
+      select id, type, merchant_id, location_id, connection_id, origin_type, origin_application_id,
+             created_at, ${source}, payload::jsonb,
+             case when origin_application_id = ${self}::text then 'ignored_self' else 'pending' end,
+             case when origin_application_id = ${self}::text then now() end
+      from input
+      on conflict (id) do nothing
+      returning id, outcome, merchant_id
+    ),
+    -- DO NOTHING takes no row lock on known merchants: concurrent batches never queue behind each other here.
+    learned as (
+      insert into sync.merchants (id, learned_from)
+      select distinct merchant_id, ${source} from stored
+      on conflict (id) do nothing
+    ),
+    job as (
+      select graphile_worker.add_job(
+        'process_events',
+        json_build_object('eventIds', array_agg(id order by id)),
+        max_attempts => 25
+      ) as added
+      from stored
+      where outcome = 'pending'
+      having count(*) > 0
+    )
+    select id, outcome, (select count(*)::int from job) as jobs from stored`;
+
+  const inserted = rows.map((r) => r.id);
+  const insertedSet = new Set(inserted);
+  const ignoredSelf = rows.filter((r) => r.outcome === "ignored_self").map((r) => r.id);
+  const enqueued = rows.filter((r) => r.outcome === "pending").map((r) => r.id);
+  if (enqueued.length > 0 && rows[0]!.jobs !== 1) {
+    throw new Error(
+      `inbox: expected one process_events job for ${enqueued.length} new events, got ${rows[0]!.jobs}`,
+    );
+  }
+  const duplicates: string[] = [];
+  const seen = new Set<string>();
+  for (const e of events) {
+    if (!insertedSet.has(e.id) || seen.has(e.id)) duplicates.push(e.id);
+    seen.add(e.id);
+  }
+  return { inserted, duplicates, ignoredSelf, enqueued };
+}

@@ -1,0 +1,26 @@
+export {
+  type ConnectOptions,
+  connect,
+  describeConnectionError,
+  type Sql,
+  type TransactionSql,
+} from "./connect.ts";
+export { type ResolvedDatabase, resolveDatabase } from "./database.ts";
+export { type EmbeddedPostgres, type StartEmbeddedOptions, startEmbeddedPostgres } from "./embedded.ts";
+export {
+  type EventEnvelope,
+  type EventSource,
+  type StoreEventsOptions,
+  type StoreEventsResult,
+  storeEventsAndEnqueue,
+} from "./inbox.ts";
+export {
+  MIGRATIONS_DIR,
+  type MigrateResult,
+  MigrationError,
+  type MigrationFile,
+  migrate,
+  pendingMigrations,
+  readMigrations,
+} from "./migrate.ts";
+export type { TaskName, TaskPayloads } from "./tasks.ts";

@@ -1,0 +1,119 @@
+import { createHash } from "node:crypto";
+import { readdir, readFile } from "node:fs/promises";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { Logger, runMigrations } from "graphile-worker";
+import type { Sql } from "./connect.ts";
+
+/** The repository's migrations folder. */
+export const MIGRATIONS_DIR = fileURLToPath(new URL("../../../migrations/", import.meta.url));
+
+/** A migration refused: edited after it was applied, badly named, or failed to run. */
+export class MigrationError extends Error {
+  readonly code: "migration_changed" | "migration_failed" | "migration_name";
+  constructor(code: MigrationError["code"], message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "MigrationError";
+    this.code = code;
+  }
+}
+
+export interface MigrationFile {
+  id: number;
+  name: string;
+  checksum: string;
+  sql: string;
+}
+
+export async function readMigrations(dir = MIGRATIONS_DIR): Promise<MigrationFile[]> {
+  const names = (await readdir(dir)).filter((n) => n.endsWith(".sql")).sort();
+  const files: MigrationFile[] = [];
+  for (const name of names) {
+    const match = /^(\d{4})_[a-z0-9_]+\.sql$/.exec(name);
+    if (!match) {
+      throw new MigrationError("migration_name", `migration file ${name} must be named NNNN_words.sql`);
+    }
+    const sql = await readFile(path.join(dir, name), "utf8");
+    files.push({ id: Number(match[1]), name, sql, checksum: createHash("sha256").update(sql).digest("hex") });
+  }
+  for (let i = 1; i < files.length; i++) {
+    if (files[i]!.id === files[i - 1]!.id) {
+      throw new MigrationError(
+        "migration_name",
+        `migrations ${files[i - 1]!.name} and ${files[i]!.name} share a number`,
+      );
+    }
+  }
+  return files;
+}
+
+export interface MigrateResult {
+  applied: string[];
+}
+
+// Serialises concurrent migrators (several processes starting at once); any 64-bit constant will do.
+const MIGRATION_LOCK = 7_240_315_981;
+
+/**
+ * Applies our SQL migrations in order, each in its own transaction with its checksum recorded, then
+ * graphile-worker's own. Refuses to run when an applied migration's file has changed.
+ */
+export async function migrate(
+  sql: Sql,
+  connectionString: string,
+  dir = MIGRATIONS_DIR,
+): Promise<MigrateResult> {
+  const files = await readMigrations(dir);
+  const applied: string[] = [];
+  await sql.begin(async (tx) => {
+    await tx`select pg_advisory_xact_lock(${MIGRATION_LOCK})`;
+    await tx`create schema if not exists sync`;
+    await tx`
+      create table if not exists sync.migrations (
+        id integer primary key,
+        name text not null,
+        checksum text not null,
+        applied_at timestamptz not null default now()
+      )`;
+    const done = new Map(
+      (await tx`select id, name, checksum from sync.migrations`).map((r) => [r.id as number, r]),
+    );
+    for (const file of files) {
+      const previous = done.get(file.id);
+      if (previous) {
+        if (previous.checksum !== file.checksum) {
+          throw new MigrationError(
+            "migration_changed",
+            `migration ${file.name} was edited after it was applied (checksum ${String(previous.checksum).slice(0, 12)} in the database, ${file.checksum.slice(0, 12)} on disk); restore the file and put the change in a new migration`,
+          );
+        }
+        continue;
+      }
+      try {
+        await tx.savepoint(async (sp) => {
+          await sp.unsafe(file.sql);
+          await sp`insert into sync.migrations (id, name, checksum) values (${file.id}, ${file.name}, ${file.checksum})`;
+        });
+      } catch (error) {
+        throw new MigrationError(
+          "migration_failed",
+          `migration ${file.name} failed: ${(error as Error).message}`,
+          {
+            cause: error,
+          },
+        );
+      }
+      applied.push(file.name);
+    }
+  });
+  await runMigrations({ connectionString, logger: new Logger(() => () => {}) });
+  return { applied };
+}
+
+/** Names of migrations on disk that the database has not applied (empty when current). */
+export async function pendingMigrations(sql: Sql, dir = MIGRATIONS_DIR): Promise<string[]> {
+  const files = await readMigrations(dir);
+  const rows = await sql`select id, checksum from sync.migrations`.catch(() => []);
+  const done = new Map(rows.map((r) => [r.id as number, r.checksum as string]));
+  return files.filter((f) => done.get(f.id) !== f.checksum).map((f) => f.name);
+}

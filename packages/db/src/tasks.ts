@@ -1,0 +1,26 @@
+/**
+ * Every graphile-worker task loops-sync runs, with its payload. Producers (receiver, catch-up, CLI) and
+ * the worker both import this map, so a job added with the wrong payload does not compile.
+ */
+export interface TaskPayloads {
+  /** Events stored in sync.events (any source) waiting to be dispatched by type. */
+  process_events: { eventIds: string[] };
+  /**
+   * Fetch one order (GET /orders/{id}) and apply it if newer; resolves that order's pending events.
+   * Added with job_key `order:<merchantId>:<orderId>` so a burst of events coalesces. `force` fetches even
+   * when no pending event asks for a newer version (repair, verify).
+   */
+  refresh_order: { merchantId: string; orderId: string; force?: boolean };
+  /** Brands' locations, their channel connections (GET /locations, /locations/{id}/channel-connections). */
+  refresh_locations: { merchantId: string };
+  /** The channel catalog (GET /channels), read through any active merchant. */
+  refresh_channels: { merchantId: string };
+  /** The merchant and its connection (GET /merchant, GET /connection). */
+  refresh_merchant: { merchantId: string };
+  /** A background job (GET /jobs/{id}) and, after a succeeded menu import, the brand's menu. */
+  refresh_job: { merchantId: string; jobId: string };
+  /** Fans out refresh_locations/refresh_channels for every active merchant (at start and by cron). */
+  refresh_resources: Record<string, unknown>;
+}
+
+export type TaskName = keyof TaskPayloads;

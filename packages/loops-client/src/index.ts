@@ -1,0 +1,72 @@
+export type { CallOptions, IdempotentCallOptions } from "./call-options.ts";
+export {
+  LoopsApiError,
+  type LoopsApiErrorInit,
+  type LoopsErrorCode,
+  type LoopsFieldError,
+  LoopsNetworkError,
+  LoopsResponseError,
+  LoopsTimeoutError,
+  LoopsValidationError,
+} from "./errors.ts";
+export { LoopsClient, type LoopsClientOptions } from "./loops-client.ts";
+export { MerchantClient } from "./merchant-client.ts";
+export type { ClientStatsSnapshot, RequestInfo } from "./request-stats.ts";
+export type { BrandsResource } from "./resources/brands.ts";
+export type { BusinessProfileResource } from "./resources/business-profile.ts";
+export type { ChannelsResource } from "./resources/channels.ts";
+export type { ConnectionResource } from "./resources/connection.ts";
+export type { EventsResource } from "./resources/events.ts";
+export type { JobsResource } from "./resources/jobs.ts";
+export type { LocationsResource } from "./resources/locations.ts";
+export type { MenusResource } from "./resources/menus.ts";
+export type { MerchantProfileResource, MerchantsResource } from "./resources/merchant.ts";
+export type { OrderPage, OrdersResource, RejectedOrder } from "./resources/orders.ts";
+export type { SandboxOrderParams, SandboxResource } from "./resources/sandbox.ts";
+export type { RetryOptions } from "./retry-policy.ts";
+export type {
+  BusinessDocument,
+  BusinessProfile,
+  DocumentType,
+  NationalAddress,
+} from "./schemas/business-profile.ts";
+export { DOCUMENT_TYPES } from "./schemas/business-profile.ts";
+export type { LocalizedText, Money, Page, ProblemItem } from "./schemas/common.ts";
+export { type Event, type EventOrigin, EventSchema, type EventsPage } from "./schemas/event.ts";
+export type { Job, JobResult } from "./schemas/job.ts";
+export type {
+  Channel,
+  ChannelConnection,
+  Location,
+  LocationAddress,
+  OpeningHours,
+  OpeningHoursRange,
+  Weekday,
+} from "./schemas/location.ts";
+export type { Menu, MenuCategory, ModifierGroup, ModifierOption, Product, Variant } from "./schemas/menu.ts";
+export type { Brand, Connection, Merchant, MerchantOwner } from "./schemas/merchant.ts";
+export {
+  ORDER_STATUSES,
+  type Order,
+  type OrderItem,
+  type OrderModifier,
+  OrderSchema,
+  type OrderStatus,
+  type OrderStatusChange,
+  type OrderTotals,
+} from "./schemas/order.ts";
+export type { LoopsClientLogger } from "./transport.ts";
+export type {
+  BusinessProfileDetailsParams,
+  DocumentUploadParams,
+} from "./validation/business-profile-input.ts";
+export { MAX_DOCUMENT_BYTES } from "./validation/business-profile-input.ts";
+export type { LocationCreateParams, LocationUpdateParams } from "./validation/location-input.ts";
+export { MAX_MENU_BYTES, type MenuImportParams, type MenuPublishParams } from "./validation/menu-input.ts";
+export type {
+  BrandCreateParams,
+  BrandUpdateParams,
+  MerchantCreateParams,
+  MerchantUpdateParams,
+} from "./validation/merchant-input.ts";
+export type { EventsListParams, OrdersListParams, PageParams } from "./validation/query-input.ts";

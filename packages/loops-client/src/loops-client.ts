@@ -1,0 +1,128 @@
+import { inspect } from "node:util";
+import { z } from "zod";
+import { MerchantClient } from "./merchant-client.ts";
+import { type ClientStatsSnapshot, type RequestInfo, RequestStats } from "./request-stats.ts";
+import { MerchantsResource } from "./resources/merchant.ts";
+import { type RetryOptions, resolveRetryPolicy } from "./retry-policy.ts";
+import { TokenSource } from "./token-source.ts";
+import { type LoopsClientLogger, Transport } from "./transport.ts";
+import { merchantId as merchantIdRule } from "./validation/rules.ts";
+import { validateInput } from "./validation/validate-input.ts";
+
+export interface LoopsClientOptions {
+  /** Base address including `/v1` (LOOPS_API_URL). */
+  apiUrl: string;
+  /** OAuth token address (LOOPS_AUTH_URL). */
+  authUrl: string;
+  clientId: string;
+  /** Kept in a private field; never logged, inspected, serialised or put in an error. */
+  clientSecret: string;
+  /** Per-request timeout, body included. Default 10 000 ms. */
+  timeoutMs?: number;
+  /** Retry schedule; see RetryOptions for each default. */
+  retry?: RetryOptions;
+  /** Replaceable fetch (tests, proxies). Default: the global fetch (keep-alive pooled by undici). */
+  fetch?: typeof globalThis.fetch;
+  /** Receives retry notes (debug) and unknown enum values (warn, once each). Default: silent. */
+  logger?: LoopsClientLogger;
+  /** User-Agent header. Default `loops-sync-client/0.1`. */
+  userAgent?: string;
+  /** Called after every HTTP request to the API, retries included. Default: none. */
+  onRequest?: (info: RequestInfo) => void;
+}
+
+const OptionsSchema = z.object({
+  apiUrl: z.url({ protocol: /^https?$/, error: "expected an http(s) URL" }),
+  authUrl: z.url({ protocol: /^https?$/, error: "expected an http(s) URL" }),
+  clientId: z.string({ error: "expected a non-empty string" }).min(1, "expected a non-empty string"),
+  clientSecret: z.string({ error: "expected a non-empty string" }).min(1, "expected a non-empty string"),
+  timeoutMs: z.number().int().positive("expected a positive number of milliseconds"),
+});
+
+const MAX_REMEMBERED_UNKNOWN_VALUES = 1_000;
+
+/**
+ * Typed client of the Loops Partner API: one cached OAuth token per client, retries, timeouts and
+ * validated responses. Per-merchant calls go through `forMerchant(id)`.
+ */
+export class LoopsClient {
+  /** POST /merchants (sent without Service-Merchant-Id). */
+  readonly merchants: MerchantsResource;
+  readonly #transport: Transport;
+  readonly #stats: RequestStats;
+  readonly #apiUrl: string;
+  readonly #clientId: string;
+
+  constructor({
+    apiUrl,
+    authUrl,
+    clientId,
+    clientSecret,
+    timeoutMs = 10_000,
+    retry,
+    fetch = globalThis.fetch,
+    logger,
+    userAgent = "loops-sync-client/0.1",
+    onRequest,
+  }: LoopsClientOptions) {
+    validateInput(OptionsSchema, { apiUrl, authUrl, clientId, clientSecret, timeoutMs });
+    const fetchImpl: typeof globalThis.fetch = (input, init) => fetch(input, init);
+    this.#apiUrl = apiUrl;
+    this.#clientId = clientId;
+    this.#stats = new RequestStats(onRequest);
+    const tokens = new TokenSource({
+      authUrl,
+      clientId,
+      clientSecret,
+      fetch: fetchImpl,
+      timeoutMs,
+      userAgent,
+      onTokenRequest: () => this.#stats.recordTokenRequest(),
+    });
+    const seen = new Set<string>();
+    this.#transport = new Transport({
+      apiUrl,
+      tokens,
+      fetch: fetchImpl,
+      timeoutMs,
+      retry: resolveRetryPolicy(retry),
+      userAgent,
+      logger,
+      stats: this.#stats,
+      onUnknownValue: (field, value) => {
+        const key = `${field}\u0000${value}`;
+        if (seen.has(key) || seen.size >= MAX_REMEMBERED_UNKNOWN_VALUES) return;
+        seen.add(key);
+        logger?.warn({ field, value }, "Loops sent a value this client does not know; kept as-is");
+      },
+    });
+    this.merchants = new MerchantsResource(this.#transport);
+  }
+
+  /** The API as one merchant: every call carries its Service-Merchant-Id. */
+  forMerchant(merchantId: string): MerchantClient {
+    validateInput(merchantIdRule, merchantId, "merchantId");
+    return new MerchantClient(this.#transport, merchantId);
+  }
+
+  /** Counters since creation or `resetStats()`: requests by endpoint, token requests, retries. */
+  get stats(): ClientStatsSnapshot {
+    return this.#stats.snapshot();
+  }
+
+  resetStats(): void {
+    this.#stats.reset();
+  }
+
+  toString(): string {
+    return `LoopsClient(${this.#apiUrl}, client ${this.#clientId})`;
+  }
+
+  toJSON(): object {
+    return { apiUrl: this.#apiUrl, clientId: this.#clientId };
+  }
+
+  [inspect.custom](): string {
+    return this.toString();
+  }
+}

@@ -1,0 +1,75 @@
+import { z } from "zod";
+import { LocalizedTextSchema, MoneySchema } from "./common.ts";
+import { openEnum } from "./open-enum.ts";
+
+export const ORDER_STATUSES = [
+  "placed",
+  "accepted",
+  "preparing",
+  "ready",
+  "picked_up",
+  "delivered",
+  "rejected",
+  "cancelled",
+] as const;
+/** A known order status, or a newer one upstream added (kept as-is). */
+export type OrderStatus = (typeof ORDER_STATUSES)[number] | (string & {});
+
+export const OrderModifierSchema = z.looseObject({
+  name: LocalizedTextSchema.nullish(),
+  quantity: z.number().int().nullish(),
+  unit_price: MoneySchema.nullish(),
+});
+export type OrderModifier = z.output<typeof OrderModifierSchema>;
+
+export const OrderItemSchema = z.looseObject({
+  name: LocalizedTextSchema,
+  sku: z.string().nullish(),
+  quantity: z.number().int(),
+  unit_price: MoneySchema,
+  modifiers: z.array(OrderModifierSchema).nullish(),
+  notes: z.string().nullish(),
+});
+export type OrderItem = z.output<typeof OrderItemSchema>;
+
+export const OrderStatusChangeSchema = z.looseObject({
+  status: openEnum("order.status_history.status", ORDER_STATUSES),
+  at: z.string(),
+});
+export type OrderStatusChange = z.output<typeof OrderStatusChangeSchema>;
+
+export const OrderTotalsSchema = z.looseObject({
+  subtotal: MoneySchema,
+  discount: MoneySchema.nullish(),
+  delivery_fee: MoneySchema.nullish(),
+  tax: MoneySchema.nullish(),
+  total: MoneySchema,
+});
+export type OrderTotals = z.output<typeof OrderTotalsSchema>;
+
+export const OrderSchema = z.looseObject({
+  id: z.string(),
+  version: z.number().int(),
+  merchant_id: z.string(),
+  location_id: z.string(),
+  channel: z.string(),
+  channel_connection_id: z.string().nullish(),
+  channel_ref: z.string(),
+  type: openEnum("order.type", ["delivery", "pickup", "dine_in"]),
+  status: openEnum("order.status", ORDER_STATUSES),
+  status_history: z.array(OrderStatusChangeSchema).nullish(),
+  scheduled_for: z.string().nullish(),
+  items: z.array(OrderItemSchema),
+  totals: OrderTotalsSchema,
+  payment: z
+    .looseObject({
+      method: openEnum("order.payment.method", ["online", "cash", "card_on_delivery"]).nullish(),
+      paid: z.boolean().nullish(),
+    })
+    .nullish(),
+  notes: z.string().nullish(),
+  created_at: z.string(),
+  updated_at: z.string(),
+  extensions: z.record(z.string(), z.unknown()).nullish(),
+});
+export type Order = z.output<typeof OrderSchema>;

@@ -1,0 +1,62 @@
+import { randomBytes } from "node:crypto";
+import type { Sql } from "@loops-sync/db";
+import { Hono } from "hono";
+import { readSyncStatus } from "./readSyncStatus.ts";
+import { renderStatusPageHtml } from "./statusPageHtml.ts";
+
+/** A status page option that cannot work. */
+export class StatusPageError extends Error {
+  readonly code: "invalid_option";
+  constructor(code: StatusPageError["code"], message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "StatusPageError";
+    this.code = code;
+  }
+}
+
+export interface StatusPageOptions {
+  /** Pool the page reads sync.*, reporting.sync_health and graphile_worker.jobs through. */
+  sql: Sql;
+  /** How often the open page polls `/api`, in milliseconds. Default: 2000; at least 250. */
+  refreshMs?: number;
+  /** Called when reading the status fails (the answer is then a 503 without details). Default: ignore. */
+  onError?: (error: unknown) => void;
+}
+
+/**
+ * The operator page as a Hono sub-app: `GET /` is the HTML page, `GET /api` the `SyncStatus` JSON it polls.
+ * Mount it where you like (the receiver uses `/status`); the page finds its API relative to its own path.
+ * It shows no secret and loads nothing from elsewhere: a CSP with a per-response nonce enforces both.
+ */
+export function createStatusPage({ sql, refreshMs = 2000, onError = () => {} }: StatusPageOptions): Hono {
+  if (!Number.isInteger(refreshMs) || refreshMs < 250) {
+    throw new StatusPageError(
+      "invalid_option",
+      `refreshMs must be an integer of at least 250, got ${refreshMs}`,
+    );
+  }
+  const app = new Hono();
+  app.get("/", function statusPage(c) {
+    const nonce = randomBytes(16).toString("base64");
+    c.header(
+      "Content-Security-Policy",
+      `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
+    );
+    c.header("Cache-Control", "no-store");
+    c.header("X-Content-Type-Options", "nosniff");
+    return c.html(renderStatusPageHtml({ refreshMs, nonce }));
+  });
+  app.get("/api", async function statusApi(c) {
+    c.header("Cache-Control", "no-store");
+    try {
+      return c.json(await readSyncStatus(sql));
+    } catch (error) {
+      onError(error);
+      return c.json(
+        { error: { code: "status_unavailable", message: "cannot read the sync status from Postgres" } },
+        503,
+      );
+    }
+  });
+  return app;
+}

@@ -1,0 +1,19 @@
+import type { Sql } from "@loops-sync/db";
+import { readEventsPerMinute } from "./readEventsPerMinute.ts";
+import { readMerchantStatuses } from "./readMerchantStatuses.ts";
+import { readQueueStatus } from "./readQueueStatus.ts";
+import type { SyncStatus } from "./syncStatus.ts";
+
+/**
+ * A snapshot of the sync's health: per merchant (cursor, last webhook, last catch-up, lag, pending and
+ * failed events, revoked or not), the job queue, and events per minute by outcome over the last hour.
+ * Read in one read-only repeatable-read transaction, so its figures agree with each other.
+ */
+export async function readSyncStatus(sql: Sql): Promise<SyncStatus> {
+  return sql.begin("isolation level repeatable read read only", async (tx) => {
+    const merchants = await readMerchantStatuses(tx);
+    const queue = await readQueueStatus(tx);
+    const { eventsPerMinute, eventsLastHour, now } = await readEventsPerMinute(tx);
+    return { generatedAt: now.toISOString(), merchants, queue, eventsPerMinute, eventsLastHour };
+  }) as Promise<SyncStatus>;
+}

@@ -1,0 +1,114 @@
+/**
+ * The page's own script, inlined (the page must work with no network beyond this server). Plain browser
+ * JavaScript; it builds the DOM with textContent only, so nothing from the database is parsed as HTML.
+ * Figures carry `data-field`/`data-value` attributes so tests and scrapers can read them exactly.
+ */
+export const STATUS_PAGE_SCRIPT = String.raw`
+(() => {
+  const root = document.getElementById("status");
+  const refreshMs = Number(root.dataset.refreshMs);
+  const api = location.pathname.replace(/\/+$/, "") + "/api";
+  const COLORS = { applied: "#2e7d32", pending: "#f9a825", stale: "#78909c", ignored_self: "#90caf9",
+    unhandled: "#8e24aa", failed: "#c62828", skipped_revoked: "#6d4c41" };
+  const color = (o) => COLORS[o] || "#455a64";
+
+  const el = (tag, attrs, ...children) => {
+    const svg = ["svg", "rect", "g", "title", "line", "text"].includes(tag);
+    const node = svg ? document.createElementNS("http://www.w3.org/2000/svg", tag) : document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) if (v !== null && v !== undefined) node.setAttribute(k, String(v));
+    for (const c of children) node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+    return node;
+  };
+  const ago = (s) => s === null ? "—" : s < 90 ? s.toFixed(1) + " s" : s < 5400 ? (s / 60).toFixed(1) + " min" : (s / 3600).toFixed(1) + " h";
+  const time = (iso) => iso === null ? "—" : iso.replace("T", " ").replace(/\.\d+Z$/, "Z");
+  const cell = (field, value, text) => el("td", { "data-field": field, "data-value": value === null ? "" : value }, text);
+
+  function tiles(s) {
+    const revoked = s.merchants.filter((m) => m.revoked).length;
+    const lastHour = Object.values(s.eventsLastHour).reduce((a, b) => a + b, 0);
+    const tile = (field, label, value, bad) =>
+      el("div", { class: "tile" + (bad ? " bad" : "") }, el("span", { class: "label" }, label),
+        el("span", { class: "value", "data-field": field, "data-value": value }, value));
+    return el("div", { class: "tiles" },
+      tile("queue-waiting", "jobs waiting", s.queue.waiting, false),
+      tile("queue-scheduled", "jobs scheduled", s.queue.scheduled, false),
+      tile("queue-running", "jobs running", s.queue.running, false),
+      tile("queue-failed", "failed jobs", s.queue.failed, s.queue.failed > 0),
+      tile("events-last-hour", "events last hour", lastHour, false),
+      tile("merchants-revoked", "revoked merchants", revoked, revoked > 0));
+  }
+
+  function chart(s) {
+    const W = 600, H = 160, n = s.eventsPerMinute.length, bw = W / n;
+    const outcomes = Object.keys(s.eventsLastHour);
+    const max = Math.max(1, ...s.eventsPerMinute.map((b) => Object.values(b.counts).reduce((a, c) => a + c, 0)));
+    const svg = el("svg", { viewBox: "0 0 " + W + " " + (H + 14), role: "img", "aria-label": "events per minute by outcome", id: "events-chart" });
+    s.eventsPerMinute.forEach((b, i) => {
+      let y = H;
+      for (const o of outcomes) {
+        const c = b.counts[o] || 0;
+        if (c === 0) continue;
+        const h = (c / max) * H;
+        y -= h;
+        svg.append(el("rect", { x: (i * bw).toFixed(2), y: y.toFixed(2), width: (bw - 1).toFixed(2), height: h.toFixed(2),
+          fill: color(o), "data-minute": b.minute, "data-outcome": o, "data-count": c },
+          el("title", {}, b.minute.slice(11, 16) + " UTC " + o + ": " + c)));
+      }
+    });
+    svg.append(el("line", { x1: 0, y1: H, x2: W, y2: H, stroke: "#999" }));
+    svg.append(el("text", { x: 0, y: H + 12, "font-size": 10 }, s.eventsPerMinute[0].minute.slice(11, 16) + " UTC"));
+    svg.append(el("text", { x: W, y: H + 12, "font-size": 10, "text-anchor": "end" }, "now · max " + max + "/min"));
+    const legend = el("ul", { class: "legend" }, ...outcomes.map((o) =>
+      el("li", {}, el("svg", { class: "swatch", viewBox: "0 0 10 10" }, el("rect", { width: 10, height: 10, fill: color(o) })), o + " ",
+        el("b", { "data-field": "outcome-" + o, "data-value": s.eventsLastHour[o] }, s.eventsLastHour[o]))));
+    return el("section", {}, el("h2", {}, "Events per minute by outcome (last hour, by time received)"), svg, legend);
+  }
+
+  function merchants(s) {
+    const head = ["merchant", "status", "cursor", "last catch-up", "last webhook", "applied lag", "oldest pending", "pending", "failed events", "jobs queued", "failed jobs"];
+    const rows = s.merchants.map((m) => el("tr", { "data-merchant": m.merchantId, class: m.revoked ? "revoked" : "" },
+      cell("merchant", m.merchantId, m.merchantId),
+      cell("status", m.status, m.status + (m.pausedUntil ? " (paused until " + time(m.pausedUntil) + ")" : "")),
+      cell("cursor", m.cursor.afterEventId, m.cursor.afterEventId || "—"),
+      cell("last-catchup", m.lastCatchup.finishedAt, time(m.lastCatchup.finishedAt) + (m.lastCatchup.status ? " " + m.lastCatchup.status : "") +
+        (m.lastCatchup.error ? ": " + m.lastCatchup.error : "")),
+      cell("last-webhook", m.lastWebhookAt, time(m.lastWebhookAt)),
+      cell("applied-lag", m.lag.appliedLagSeconds, ago(m.lag.appliedLagSeconds)),
+      cell("oldest-pending", m.lag.oldestPendingAgeSeconds, ago(m.lag.oldestPendingAgeSeconds)),
+      cell("pending", m.pendingEvents, m.pendingEvents),
+      cell("failed-events", m.failedEvents, m.failedEvents),
+      cell("queued-jobs", m.queuedJobs, m.queuedJobs),
+      cell("failed-jobs", m.failedJobs, m.failedJobs)));
+    return el("section", {}, el("h2", {}, "Merchants"),
+      el("table", { id: "merchants" }, el("thead", {}, el("tr", {}, ...head.map((h) => el("th", {}, h)))), el("tbody", {}, ...rows)));
+  }
+
+  function failedJobs(s) {
+    if (s.queue.failedJobs.length === 0) return el("section", {}, el("h2", {}, "Failed jobs"), el("p", {}, "None."));
+    return el("section", {}, el("h2", {}, "Failed jobs"), el("table", { id: "failed-jobs" },
+      el("thead", {}, el("tr", {}, ...["id", "task", "attempts", "failed at", "last error"].map((h) => el("th", {}, h)))),
+      el("tbody", {}, ...s.queue.failedJobs.map((j) => el("tr", { "data-job": j.id },
+        cell("id", j.id, j.id), cell("task", j.task, j.task), cell("attempts", j.attempts, j.attempts + "/" + j.maxAttempts),
+        cell("failed-at", j.failedAt, time(j.failedAt)), cell("last-error", j.lastError, j.lastError || "—"))))));
+  }
+
+  async function refresh() {
+    const banner = document.getElementById("banner");
+    try {
+      const res = await fetch(api, { cache: "no-store", headers: { accept: "application/json" } });
+      if (!res.ok) throw new Error("status API answered " + res.status);
+      const s = await res.json();
+      root.replaceChildren(tiles(s), chart(s), merchants(s), failedJobs(s));
+      document.getElementById("generated").textContent = "as of " + time(s.generatedAt);
+      banner.hidden = true;
+      document.body.dataset.generatedAt = s.generatedAt;
+    } catch (e) {
+      banner.textContent = "Cannot refresh: " + e.message + " (showing the last figures)";
+      banner.hidden = false;
+    } finally {
+      setTimeout(refresh, refreshMs);
+    }
+  }
+  refresh();
+})();
+`;

@@ -1,0 +1,93 @@
+/**
+ * The shape `readSyncStatus` returns, printed by `loops-sync status --json` and served at `/status/api`.
+ * Plain JSON: times are ISO 8601 UTC strings (or null when it never happened), durations are seconds,
+ * counts are numbers. Fields are only ever added, never renamed, so scripts can depend on them.
+ */
+export interface SyncStatus {
+  /** The database's clock when the snapshot was read; every age below is measured from it. */
+  generatedAt: string;
+  merchants: MerchantSyncStatus[];
+  queue: QueueStatus;
+  /** The 60 minutes up to and including the current one, oldest first; every minute is present. */
+  eventsPerMinute: EventMinute[];
+  /** Events received in that hour, by outcome. */
+  eventsLastHour: OutcomeCounts;
+}
+
+/** Outcomes of sync.events (see docs/architecture.md). Counts for values added later appear too. */
+export const EVENT_OUTCOMES = [
+  "pending",
+  "applied",
+  "stale",
+  "ignored_self",
+  "unhandled",
+  "failed",
+  "skipped_revoked",
+] as const;
+export type EventOutcome = (typeof EVENT_OUTCOMES)[number];
+export type OutcomeCounts = Record<EventOutcome, number> & Record<string, number>;
+
+export interface MerchantSyncStatus {
+  merchantId: string;
+  /** `active` or `revoked` (from sync.merchants). */
+  status: string;
+  revoked: boolean;
+  revokedAt: string | null;
+  /** No API call for this merchant before this time (a 429's Retry-After). */
+  pausedUntil: string | null;
+  /** Catch-up position in GET /events. */
+  cursor: { afterEventId: string | null; afterCreatedAt: string | null };
+  lastCatchup: {
+    startedAt: string | null;
+    finishedAt: string | null;
+    status: string | null;
+    /** Shortened, with anything secret-looking masked. */
+    error: string | null;
+  };
+  /** Newest received_at of an event that came by webhook. */
+  lastWebhookAt: string | null;
+  lag: {
+    /** now − created_at of the newest applied event: how far behind upstream the replica is. */
+    appliedLagSeconds: number | null;
+    lastAppliedEventCreatedAt: string | null;
+    lastAppliedAt: string | null;
+    /** now − received_at of the oldest event still pending. */
+    oldestPendingAgeSeconds: number | null;
+  };
+  pendingEvents: number;
+  failedEvents: number;
+  /** graphile-worker jobs for this merchant (payload.merchantId) that will still run: waiting, scheduled or running. */
+  queuedJobs: number;
+  /** graphile-worker jobs for this merchant that used all their attempts. */
+  failedJobs: number;
+}
+
+export interface QueueStatus {
+  /** Jobs ready to run now. */
+  waiting: number;
+  /** Jobs due later: scheduled, or waiting out a retry backoff. */
+  scheduled: number;
+  /** Jobs a worker holds right now. */
+  running: number;
+  /** Jobs that used all their attempts and will not run again. */
+  failed: number;
+  byTask: { task: string; waiting: number; scheduled: number; running: number; failed: number }[];
+  /** The 20 most recently failed jobs, newest first. */
+  failedJobs: FailedJob[];
+}
+
+export interface FailedJob {
+  id: number;
+  task: string;
+  attempts: number;
+  maxAttempts: number;
+  /** Shortened, with anything secret-looking masked. */
+  lastError: string | null;
+  failedAt: string;
+}
+
+export interface EventMinute {
+  /** Start of the minute, ISO 8601 UTC. */
+  minute: string;
+  counts: OutcomeCounts;
+}
