@@ -1,0 +1,164 @@
+import { catchupCrontab, catchupTasks, scheduleCatchup } from "@loops-sync/catchup";
+import { createLogger, loadEnv } from "@loops-sync/config";
+import { connect, migrate, resolveDatabase, type Sql } from "@loops-sync/db";
+import { LoopsClient } from "@loops-sync/loops-client";
+import { startReceiver } from "@loops-sync/receiver";
+import { DEFAULT_SANDBOX_CREDENTIALS, DEFAULT_WEBHOOK_SECRET, startSandbox } from "@loops-sync/sandbox";
+import { createStatusPage } from "@loops-sync/status";
+import { startWorker } from "@loops-sync/worker";
+import { Command, Option } from "commander";
+import { parseCount, parseSeconds } from "../flags.ts";
+import { untilSignal } from "../shutdown.ts";
+
+interface DemoOptions {
+  duration: number;
+  rate: number;
+  port?: number;
+}
+
+interface Progress {
+  upstream: number;
+  mirrored: number;
+  upToDate: number;
+  events: number;
+}
+
+async function measure(sql: Sql, truth: ReadonlyMap<string, number>, since: Date): Promise<Progress> {
+  // Only this run's orders: an earlier demo's stay in the reused embedded database.
+  const rows = await sql<{ id: string; version: number }[]>`
+    select id, version from replica.orders where id = any(${[...truth.keys()]}::text[])`;
+  const [events] = await sql<
+    { n: number }[]
+  >`select count(*)::int as n from sync.events where received_at >= ${since}`;
+  const upToDate = rows.filter((r) => truth.get(r.id) === r.version).length;
+  return { upstream: truth.size, mirrored: rows.length, upToDate, events: events?.n ?? 0 };
+}
+
+async function printMirror(sql: Sql): Promise<void> {
+  const rows = await sql<
+    { id: string; channel: string; status: string; version: number; total: string; items: number }[]
+  >`
+    select o.id, o.channel, o.status, o.version,
+           to_char(o.total_amount / 100.0, 'FM999990.00') || ' ' || coalesce(o.currency, '') as total,
+           (select count(*)::int from replica.order_items i where i.order_id = o.id) as items
+    from replica.orders o order by o.updated_at desc limit 10`;
+  console.log("\nlatest mirrored orders (replica.orders):");
+  console.table(rows);
+}
+
+export function createDemoCommand(): Command {
+  return new Command("demo")
+    .description(
+      "run a local Loops sandbox, the receiver and the worker; create orders for a while and show the mirror",
+    )
+    .addOption(
+      new Option("--duration <seconds>", "stop after this many seconds").argParser(parseSeconds).default(30),
+    )
+    .addOption(
+      new Option("--rate <orders-per-second>", "new orders per second").argParser(parseCount).default(3),
+    )
+    .addOption(
+      new Option("--port <port>", "receiver port (default: PORT, or any free port)").argParser(parseCount),
+    )
+    .action(async (options: DemoOptions) => {
+      const env = loadEnv();
+      const logger = createLogger({ name: "demo", level: env.LOG_LEVEL === "info" ? "warn" : env.LOG_LEVEL });
+      const database = await resolveDatabase(env, logger);
+      const sql = connect(database.url, { max: 10, applicationName: "loops-sync demo" });
+      const stops: Array<() => Promise<void>> = [async () => sql.end({ timeout: 5 }), database.stop];
+      const stopAll = async () => {
+        for (const stop of stops.splice(0)) await stop().catch(() => {});
+      };
+      try {
+        await migrate(sql, database.url);
+        const sandbox = await startSandbox({ port: 0 });
+        stops.unshift(() => sandbox.close());
+        const credentials = DEFAULT_SANDBOX_CREDENTIALS;
+        const receiver = await startReceiver({
+          sql,
+          webhookSecrets: [DEFAULT_WEBHOOK_SECRET],
+          applicationId: credentials.applicationId,
+          port: options.port ?? 0,
+          host: "127.0.0.1",
+          extraRoutes: (app) => {
+            app.route("/status", createStatusPage({ sql }));
+          },
+          logger: logger.child({ name: "receiver" }),
+        });
+        stops.unshift(() => receiver.close());
+        sandbox.addWebhookEndpoint({
+          url: `${receiver.url}/webhooks/loops`,
+          secrets: [DEFAULT_WEBHOOK_SECRET],
+        });
+        const client = new LoopsClient({
+          apiUrl: sandbox.apiUrl,
+          authUrl: sandbox.authUrl,
+          clientId: credentials.clientId,
+          clientSecret: credentials.clientSecret,
+        });
+        const worker = await startWorker({
+          databaseUrl: database.url,
+          sql,
+          client,
+          applicationId: credentials.applicationId,
+          logger: logger.child({ name: "worker" }),
+          extraTasks: catchupTasks({
+            sql,
+            client,
+            applicationId: credentials.applicationId,
+            merchantIds: sandbox.merchantIds,
+            logger: logger.child({ name: "catchup" }),
+          }),
+          extraCrontab: catchupCrontab("* * * * *"),
+        });
+        stops.splice(1, 0, () => worker.stop());
+        // As `start` does: the first catch-up backfills each merchant and sets its event-log cursor.
+        await scheduleCatchup(sql);
+
+        console.log(
+          `loops-sync demo: sandbox ${sandbox.url}, receiver ${receiver.url}, database ${database.embedded ? "embedded" : "DATABASE_URL"}`,
+        );
+        console.log(`operator page: ${receiver.url}/status`);
+        console.log(`creating ${options.rate} orders/s for ${options.duration} s (Ctrl-C stops early)\n`);
+        const startedAt = new Date();
+        sandbox.startGenerator({ ratePerSecond: options.rate });
+        let running = true;
+        const ticker = setInterval(async () => {
+          const truth = new Map(sandbox.truth.orders().map((o) => [o.id, o.version]));
+          const p = await measure(sql, truth, startedAt).catch(() => undefined);
+          // A tick still measuring when the run ends would print after the final summary began.
+          if (p && running)
+            console.log(
+              `orders upstream ${p.upstream}, mirrored ${p.mirrored} (${p.upToDate} at the latest version), events stored ${p.events}`,
+            );
+        }, 2_000);
+        const why = await untilSignal(options.duration * 1000);
+        running = false;
+        clearInterval(ticker);
+        sandbox.stopGenerator();
+        console.log(
+          why === "signal"
+            ? "\nstopping (Ctrl-C): letting the mirror settle"
+            : "\ntime is up: letting the mirror settle",
+        );
+        await sandbox.flushDeliveries();
+        let progress: Progress | undefined;
+        for (let i = 0; i < 40; i++) {
+          const truth = new Map(sandbox.truth.orders().map((o) => [o.id, o.version]));
+          progress = await measure(sql, truth, startedAt);
+          if (progress.upToDate === progress.upstream) break;
+          await new Promise((r) => setTimeout(r, 250));
+        }
+        await printMirror(sql);
+        const p = progress!;
+        console.log(
+          `\nmirrored ${p.upToDate} of ${p.upstream} upstream orders at their latest version; ${p.events} events stored`,
+        );
+        console.log(
+          "with DATABASE_URL set, the mirror stays: try `select * from reporting.daily_sales limit 5;` in psql",
+        );
+      } finally {
+        await stopAll();
+      }
+    });
+}

@@ -1,0 +1,19 @@
+import { Command } from "commander";
+import { openRuntime } from "../runtime.ts";
+
+export function createMigrateCommand(): Command {
+  return new Command("migrate")
+    .description("apply pending SQL migrations (and graphile-worker's), then exit")
+    .action(async () => {
+      const runtime = await openRuntime({ name: "migrate", migrate: false, poolSize: 2 });
+      try {
+        const { migrate } = await import("@loops-sync/db");
+        const { applied } = await migrate(runtime.sql, runtime.databaseUrl);
+        console.log(
+          applied.length === 0 ? "migrations: up to date" : `migrations: applied ${applied.join(", ")}`,
+        );
+      } finally {
+        await runtime.close();
+      }
+    });
+}

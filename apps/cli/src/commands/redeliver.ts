@@ -1,0 +1,42 @@
+import { Argument, Command, Option } from "commander";
+import { CliError, EXIT } from "../cli-error.ts";
+import { API_VARIABLES, createLoopsClientFromEnv } from "../clients.ts";
+import { parseEventId, parseMerchantId } from "../flags.ts";
+import { openRuntime } from "../runtime.ts";
+
+/** Asks Loops to send an event to the webhook endpoints again (POST /events/{id}/redeliver). */
+export function createRedeliverCommand(): Command {
+  return new Command("redeliver")
+    .description("ask Loops to send an event to your webhook endpoints again (kept upstream for 30 days)")
+    .addArgument(new Argument("<event-id>", "the event, e.g. evt_abc123").argParser(parseEventId))
+    .addOption(
+      new Option(
+        "--merchant <id>",
+        "the event's merchant, e.g. mer_abc123 (default: read from sync.events; needed when the event was never stored)",
+      ).argParser(parseMerchantId),
+    )
+    .action(async (eventId: string, options: { merchant?: string }) => {
+      const runtime = await openRuntime({ name: "redeliver", require: API_VARIABLES, poolSize: 2 });
+      try {
+        let merchantId = options.merchant;
+        if (!merchantId) {
+          const [row] = await runtime.sql<{ merchant_id: string }[]>`
+            select merchant_id from sync.events where id = ${eventId}`;
+          merchantId = row?.merchant_id;
+        }
+        if (!merchantId) {
+          throw new CliError(
+            `redeliver: event ${eventId} is not in sync.events, so its merchant is unknown; pass --merchant mer_… to name it`,
+            EXIT.usage,
+          );
+        }
+        const client = createLoopsClientFromEnv(runtime.env, runtime.logger.child({ name: "loops-client" }));
+        await client.forMerchant(merchantId).events.redeliver(eventId);
+        console.log(
+          `redeliver: Loops queued ${eventId} (${merchantId}) for delivery to your webhook endpoints again`,
+        );
+      } finally {
+        await runtime.close();
+      }
+    });
+}

@@ -1,0 +1,49 @@
+import { Argument, Command } from "commander";
+import { CliError, EXIT } from "../cli-error.ts";
+import { parseEventId } from "../flags.ts";
+import { openRuntime } from "../runtime.ts";
+
+/**
+ * Puts a stored event back to `pending` and adds a process_events job for it, in one transaction, so the
+ * worker dispatches it again as if it had just arrived (order events whose version the replica already holds
+ * are settled as stale without a call).
+ */
+export function createReplayCommand(): Command {
+  return new Command("replay")
+    .description(
+      "re-apply an event already stored in sync.events: reset its outcome to pending and queue it for the worker",
+    )
+    .addArgument(new Argument("<event-id>", "the stored event, e.g. evt_abc123").argParser(parseEventId))
+    .action(async (eventId: string) => {
+      const runtime = await openRuntime({ name: "replay", poolSize: 2 });
+      try {
+        const replayed = await runtime.sql.begin(async (tx) => {
+          const [before] = await tx<
+            { type: string; merchant_id: string; outcome: string; revoked: boolean }[]
+          >`
+            select e.type, e.merchant_id, e.outcome, coalesce(m.status = 'revoked', false) as revoked
+            from sync.events e left join sync.merchants m on m.id = e.merchant_id
+            where e.id = ${eventId} for update of e`;
+          if (!before) return undefined;
+          await tx`update sync.events set outcome = 'pending', error = null, outcome_at = null where id = ${eventId}`;
+          await tx`
+            select graphile_worker.add_job('process_events', json_build_object('eventIds', array[${eventId}::text]))`;
+          return before;
+        });
+        if (!replayed) {
+          throw new CliError(
+            `replay: event ${eventId} is not in sync.events; fetch it with 'loops-sync catchup' or ask Loops to send it again with 'loops-sync redeliver ${eventId} --merchant mer_…'`,
+            EXIT.problem,
+          );
+        }
+        console.log(
+          `replay: ${eventId} (${replayed.type}, ${replayed.merchant_id}) was ${replayed.outcome}; queued for the worker`,
+        );
+        if (replayed.revoked) {
+          console.log(`replay: note that ${replayed.merchant_id} is revoked, so the worker will skip it`);
+        }
+      } finally {
+        await runtime.close();
+      }
+    });
+}

@@ -1,0 +1,24 @@
+// Entry point of the `loops-sync` command (run directly by Node 24; see bin/loops-sync).
+import { CommanderError } from "commander";
+import { describeFailure, EXIT } from "./cli-error.ts";
+import { createProgram, throwOnUsageErrors } from "./program.ts";
+
+const program = createProgram();
+throwOnUsageErrors(program);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  if (error instanceof CommanderError) {
+    // Commander already printed the message (naming the flag) and the hint; help and version exit 0.
+    const ok =
+      error.code === "commander.helpDisplayed" ||
+      error.code === "commander.version" ||
+      error.code === "commander.help";
+    process.exitCode = ok ? EXIT.ok : EXIT.usage;
+  } else {
+    const { line, exitCode } = describeFailure(error);
+    process.stderr.write(`loops-sync: ${line}\n`);
+    process.exitCode = exitCode;
+  }
+}

@@ -1,0 +1,65 @@
+import { pendingMigrations, type Sql } from "@loops-sync/db";
+import type { Hono } from "hono";
+import type { Registry } from "prom-client";
+import { problemResponse } from "./problem-response.ts";
+import type { ReceiverEnv } from "./webhook-handler.ts";
+
+export interface HealthRoutesOptions {
+  sql: Sql;
+  registry: Registry;
+  /** True once shutdown began: /readyz turns 503 so load balancers stop sending. */
+  draining: () => boolean;
+  /** Longest wait for the database in /readyz. Default: 2000 ms. */
+  readyTimeoutMs?: number;
+  /** Counts the readiness query as a connection in use while it runs. */
+  onQuery?: (delta: 1 | -1) => void;
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+const unavailable = (code: string, detail: string) =>
+  problemResponse({ status: 503, code, title: "Not ready", detail, headers: { "retry-after": "5" } });
+
+/** GET /healthz (the process answers), /readyz (database answers, migrations current), /metrics. */
+export function mountHealthRoutes(
+  app: Hono<ReceiverEnv>,
+  { sql, registry, draining, readyTimeoutMs = 2000, onQuery }: HealthRoutesOptions,
+): void {
+  app.get("/healthz", (c) => c.json({ status: "ok" }));
+
+  app.get("/readyz", async (c) => {
+    if (draining()) return unavailable("shutting_down", "the receiver is shutting down");
+    onQuery?.(1);
+    try {
+      const pending = await withTimeout(
+        (async () => {
+          await sql`select 1`;
+          return await pendingMigrations(sql);
+        })(),
+        readyTimeoutMs,
+      );
+      if (pending.length > 0) {
+        return unavailable("migrations_pending", `run loops-sync migrate; pending: ${pending.join(", ")}`);
+      }
+      return c.json({ status: "ready" });
+    } catch (error) {
+      const reason = (error as { code?: string }).code ?? (error as Error).message;
+      return unavailable("database_unavailable", `the database does not answer (${reason})`);
+    } finally {
+      onQuery?.(-1);
+    }
+  });
+
+  app.get("/metrics", async (c) => {
+    const text = await registry.metrics();
+    return c.body(text, 200, { "content-type": registry.contentType });
+  });
+}

@@ -1,0 +1,118 @@
+import type { HttpBindings } from "@hono/node-server";
+import type { Logger } from "@loops-sync/config";
+import { parseEventEnvelope, WebhookVerificationError, type WebhookVerifier } from "@loops-sync/webhooks";
+import type { Context } from "hono";
+import type { EventStore } from "./event-store.ts";
+import { EventStoreError } from "./event-store.ts";
+import { problemResponse } from "./problem-response.ts";
+import { BodyTooLargeError, readBody } from "./read-body.ts";
+import type { ReceiverMetrics } from "./receiver-metrics.ts";
+
+export interface ReceiverEnv {
+  Bindings: Partial<HttpBindings>;
+}
+
+export interface WebhookHandlerOptions {
+  verifier: WebhookVerifier;
+  store: EventStore;
+  metrics: ReceiverMetrics;
+  logger: Logger;
+  maxBodyBytes: number;
+  retryAfterSeconds: number;
+}
+
+const TITLES: Record<number, string> = {
+  400: "Bad request",
+  401: "Unauthorized",
+  413: "Payload too large",
+  415: "Unsupported media type",
+  422: "Unprocessable event",
+  503: "Service unavailable",
+};
+
+function isJson(contentType: string | undefined): boolean {
+  const media = (contentType ?? "").split(";", 1)[0]!.trim().toLowerCase();
+  return media === "application/json";
+}
+
+/** POST /webhooks/loops: verify the raw bytes, validate the envelope, store durably, then acknowledge. */
+export function createWebhookHandler({
+  verifier,
+  store,
+  metrics,
+  logger,
+  maxBodyBytes,
+  retryAfterSeconds,
+}: WebhookHandlerOptions) {
+  const refuse = (status: number, code: string, detail: string, headers?: Record<string, string>) => {
+    metrics.rejected.inc({ reason: code });
+    return problemResponse({ status, code, title: TITLES[status] ?? "Error", detail, headers });
+  };
+  const tooLarge = () =>
+    // Closing the connection is what lets us skip the rest of the body instead of draining it.
+    refuse(413, "payload_too_large", `the body exceeds ${maxBodyBytes} bytes`, { connection: "close" });
+
+  async function handle(c: Context<ReceiverEnv>): Promise<Response> {
+    // Node's own header object when served by @hono/node-server: no fetch Request is built for us.
+    const headers = c.env?.incoming?.headers ?? c.req.raw.headers;
+    const header = (name: string) =>
+      headers instanceof Headers ? (headers.get(name) ?? undefined) : (headers[name] as string | undefined);
+    if (!isJson(header("content-type"))) {
+      return refuse(415, "unsupported_media_type", "send the event as Content-Type: application/json");
+    }
+    const declared = Number(header("content-length") ?? "0");
+    if (declared > maxBodyBytes) return tooLarge();
+
+    let body: Buffer;
+    try {
+      body = await readBody({ incoming: c.env?.incoming, request: c.req.raw, maxBytes: maxBodyBytes });
+    } catch (error) {
+      if (error instanceof BodyTooLargeError) return tooLarge();
+      return refuse(400, "body_unreadable", "the request body could not be read");
+    }
+
+    let event: ReturnType<typeof parseEventEnvelope>;
+    try {
+      const { id } = verifier.verify({ headers, body });
+      event = parseEventEnvelope(body, { expectedId: id });
+    } catch (error) {
+      if (error instanceof WebhookVerificationError) {
+        logger.debug({ code: error.code }, "webhook refused");
+        return refuse(error.status, error.code, error.detail);
+      }
+      throw error;
+    }
+
+    try {
+      const outcome = await store.store(event);
+      metrics.received.inc({ type: event.type, outcome });
+      if (outcome === "duplicate") metrics.duplicates.inc();
+      return c.json({ id: event.id, status: outcome }, 200);
+    } catch (error) {
+      if (!(error instanceof EventStoreError)) throw error;
+      // The cause's message only: driver errors carry query parameters (whole payloads) we do not want in logs.
+      logger.warn(
+        { code: error.code, eventId: event.id, cause: (error.cause as Error | undefined)?.message },
+        error.message,
+      );
+      if (error.status === 422) return refuse(422, error.code, error.message);
+      return refuse(503, error.code, `${error.message}; retry later`, {
+        "retry-after": String(retryAfterSeconds),
+      });
+    }
+  }
+
+  return async function webhookHandler(c: Context<ReceiverEnv>): Promise<Response> {
+    const started = performance.now();
+    metrics.inFlight.inc();
+    let status = 500;
+    try {
+      const response = await handle(c);
+      status = response.status;
+      return response;
+    } finally {
+      metrics.inFlight.dec();
+      metrics.ackSeconds.observe({ status: String(status) }, (performance.now() - started) / 1000);
+    }
+  };
+}

@@ -1,0 +1,59 @@
+import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { apiFaults } from "./http/api-faults.ts";
+import { authenticate } from "./http/auth.ts";
+import type { ApiEnv } from "./http/context.ts";
+import { onNotFound, onProblem } from "./http/problem-response.ts";
+import { tokenHandler } from "./http/tokens.ts";
+import { invalidRequest } from "./problem.ts";
+import { adminRoutes } from "./routes/admin.ts";
+import { adminApplicationRoutes } from "./routes/admin-applications.ts";
+import { brandRoutes } from "./routes/brands.ts";
+import { businessProfileRoutes } from "./routes/business-profile.ts";
+import { connectionRoutes } from "./routes/connection.ts";
+import { eventRoutes } from "./routes/events.ts";
+import { locationRoutes } from "./routes/locations.ts";
+import { MAX_MENU_BYTES, menuRoutes } from "./routes/menus.ts";
+import { merchantRoutes } from "./routes/merchants.ts";
+import { orderRoutes } from "./routes/orders.ts";
+import type { SandboxServices } from "./services.ts";
+
+/** The sandbox's HTTP surface: `/oauth/token`, the API under `/v1`, ground truth and controls under `/admin`. */
+export function createSandboxApp(services: SandboxServices): Hono<ApiEnv> {
+  const app = new Hono<ApiEnv>();
+  app.onError(onProblem);
+  app.notFound(onNotFound);
+
+  app.get("/", (c) =>
+    c.json({ service: "loops-sandbox", api_url: "/v1", auth_url: "/oauth/token", admin_url: "/admin" }),
+  );
+  app.post("/oauth/token", tokenHandler(services));
+
+  const v1 = new Hono<ApiEnv>();
+  v1.use("*", apiFaults(services));
+  v1.use("*", authenticate(services));
+  v1.use(
+    "*",
+    bodyLimit({
+      maxSize: MAX_MENU_BYTES + 64 * 1024,
+      onError: () => {
+        throw invalidRequest([
+          { field: "body", message: "is larger than 5 MB, the largest request the API takes" },
+        ]);
+      },
+    }),
+  );
+  v1.route("/", connectionRoutes(services));
+  v1.route("/", merchantRoutes(services));
+  v1.route("/", businessProfileRoutes(services));
+  v1.route("/", brandRoutes(services));
+  v1.route("/", menuRoutes(services));
+  v1.route("/", locationRoutes(services));
+  v1.route("/", orderRoutes(services));
+  v1.route("/", eventRoutes(services));
+  app.route("/v1", v1);
+
+  app.route("/admin", adminRoutes(services));
+  app.route("/admin", adminApplicationRoutes(services));
+  return app;
+}

@@ -1,0 +1,158 @@
+import type { Sql, TransactionSql } from "@loops-sync/db";
+import { checkOrder, type OrderInput } from "./orderInput.ts";
+
+export interface ApplyOrderResult {
+  id: string;
+  /** True when this call wrote the order (new, or newer than the stored version) and replaced its children. */
+  changed: boolean;
+  /** The version stored before this call (null when the order was new). */
+  previousVersion: number | null;
+  /** The version the replica holds after this call (a concurrent writer's newer version included). */
+  version: number;
+}
+
+/** Runs `work` in the caller's transaction when given one, otherwise in a new one. */
+export async function inTransaction<T>(
+  sql: Sql | TransactionSql,
+  work: (tx: TransactionSql) => Promise<T>,
+): Promise<T> {
+  if (typeof (sql as { savepoint?: unknown }).savepoint === "function")
+    return await work(sql as TransactionSql);
+  return (await (sql as Sql).begin((tx) => work(tx))) as T;
+}
+
+/**
+ * Version-gated upsert of one order: never older over newer. See {@link applyOrdersIfNewer}.
+ */
+export async function applyOrderIfNewer(
+  sql: Sql | TransactionSql,
+  order: OrderInput | unknown,
+): Promise<ApplyOrderResult> {
+  const [result] = await applyOrdersIfNewer(sql, [order]);
+  return result!;
+}
+
+/**
+ * Version-gated upsert of a batch of orders (a list page, or one fetched order). The parent rows go in ONE
+ * statement whose `ON CONFLICT … WHERE replica.orders.version < excluded.version` is the gate, so several
+ * workers racing on the same order end with the newest version: the row lock taken by the upsert makes a
+ * concurrent writer wait and re-check the gate against the committed row. Items, modifiers and status
+ * history are replaced in the same transaction, and only for orders whose parent row changed.
+ * Throws InvalidOrderError (before any SQL) for an order the replica cannot store.
+ */
+export async function applyOrdersIfNewer(
+  sql: Sql | TransactionSql,
+  orders: readonly (OrderInput | unknown)[],
+): Promise<ApplyOrderResult[]> {
+  // Keep only the newest copy of each id: one statement cannot update the same row twice.
+  const newest = new Map<string, OrderInput>();
+  for (const raw of orders) {
+    const order = checkOrder(raw);
+    const seen = newest.get(order.id);
+    if (!seen || seen.version < order.version) newest.set(order.id, order);
+  }
+  if (newest.size === 0) return [];
+  // A fixed lock order (by id) keeps two concurrent batches from deadlocking on each other's rows.
+  const batch = [...newest.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const json = JSON.stringify(batch);
+
+  return await inTransaction(sql, async (tx) => {
+    const rows = await tx<
+      { id: string; changed: boolean; previous_version: number | null; version: number }[]
+    >`
+      with input as (
+        select o, ordinality from jsonb_array_elements(${json}::text::jsonb) with ordinality as t(o, ordinality)
+      ),
+      prev as (
+        select r.id, r.version from replica.orders r where r.id in (select o ->> 'id' from input)
+      ),
+      upserted as (
+        insert into replica.orders as r (
+          id, merchant_id, location_id, channel, channel_connection_id, channel_ref, type, status, version,
+          scheduled_for, currency, subtotal_amount, discount_amount, delivery_fee_amount, tax_amount,
+          total_amount, payment_method, payment_paid, notes, extensions, created_at, updated_at, raw, synced_at
+        )
+        select o ->> 'id', o ->> 'merchant_id', o ->> 'location_id', o ->> 'channel',
+               o ->> 'channel_connection_id', o ->> 'channel_ref', o ->> 'type', o ->> 'status',
+               (o ->> 'version')::bigint, (o ->> 'scheduled_for')::timestamptz,
+               coalesce(o #>> '{totals,total,currency}', o #>> '{totals,subtotal,currency}'),
+               (o #>> '{totals,subtotal,amount}')::bigint, (o #>> '{totals,discount,amount}')::bigint,
+               (o #>> '{totals,delivery_fee,amount}')::bigint, (o #>> '{totals,tax,amount}')::bigint,
+               (o #>> '{totals,total,amount}')::bigint, o #>> '{payment,method}',
+               (o #>> '{payment,paid}')::boolean, o ->> 'notes', o -> 'extensions',
+               (o ->> 'created_at')::timestamptz, (o ->> 'updated_at')::timestamptz, o, now()
+        from input
+        order by ordinality
+        on conflict (id) do update set
+          merchant_id = excluded.merchant_id, location_id = excluded.location_id, channel = excluded.channel,
+          channel_connection_id = excluded.channel_connection_id, channel_ref = excluded.channel_ref,
+          type = excluded.type, status = excluded.status, version = excluded.version,
+          scheduled_for = excluded.scheduled_for, currency = excluded.currency,
+          subtotal_amount = excluded.subtotal_amount, discount_amount = excluded.discount_amount,
+          delivery_fee_amount = excluded.delivery_fee_amount, tax_amount = excluded.tax_amount,
+          total_amount = excluded.total_amount, payment_method = excluded.payment_method,
+          payment_paid = excluded.payment_paid, notes = excluded.notes, extensions = excluded.extensions,
+          created_at = excluded.created_at, updated_at = excluded.updated_at, raw = excluded.raw,
+          synced_at = now()
+        where r.version < excluded.version
+        returning r.id, r.version
+      )
+      select i.o ->> 'id' as id, (u.id is not null) as changed, p.version as previous_version,
+             coalesce(u.version, greatest(p.version, (i.o ->> 'version')::bigint)) as version
+      from input i
+      left join upserted u on u.id = i.o ->> 'id'
+      left join prev p on p.id = i.o ->> 'id'
+      order by i.ordinality`;
+
+    const changed = rows.filter((r) => r.changed).map((r) => r.id);
+    if (changed.length > 0) await replaceChildren(tx, json, changed);
+    // The statement's snapshot predates a concurrent writer that won the gate; a new statement sees its commit.
+    const unchanged = rows.filter((r) => !r.changed).map((r) => r.id);
+    const current = new Map<string, number>();
+    if (unchanged.length > 0) {
+      const latest = await tx<{ id: string; version: number }[]>`
+        select id, version from replica.orders where id = any(${unchanged}::text[])`;
+      for (const row of latest) current.set(row.id, row.version);
+    }
+    return rows.map((r) => ({
+      id: r.id,
+      changed: r.changed,
+      previousVersion: r.previous_version,
+      version: current.get(r.id) ?? r.version,
+    }));
+  });
+}
+
+/** Replaces items, modifiers and status history of the orders whose parent row this transaction wrote. */
+async function replaceChildren(tx: TransactionSql, json: string, ids: string[]): Promise<void> {
+  await tx`delete from replica.order_item_modifiers where order_id = any(${ids}::text[])`;
+  await tx`delete from replica.order_items where order_id = any(${ids}::text[])`;
+  await tx`delete from replica.order_status_history where order_id = any(${ids}::text[])`;
+  await tx`
+    insert into replica.order_items (
+      order_id, position, name_en, name_ar, sku, quantity, unit_price_amount, currency, notes, modifiers
+    )
+    select o ->> 'id', i.n - 1, i.item #>> '{name,en}', i.item #>> '{name,ar}', i.item ->> 'sku',
+           (i.item ->> 'quantity')::integer, (i.item #>> '{unit_price,amount}')::bigint,
+           i.item #>> '{unit_price,currency}', i.item ->> 'notes', coalesce(i.item -> 'modifiers', '[]')
+    from jsonb_array_elements(${json}::text::jsonb) as o
+    cross join lateral jsonb_array_elements(coalesce(o -> 'items', '[]')) with ordinality as i(item, n)
+    where o ->> 'id' = any(${ids}::text[])`;
+  await tx`
+    insert into replica.order_item_modifiers (
+      order_id, item_position, position, name_en, name_ar, quantity, unit_price_amount, currency
+    )
+    select o ->> 'id', i.n - 1, m.n - 1, m.modifier #>> '{name,en}', m.modifier #>> '{name,ar}',
+           coalesce((m.modifier ->> 'quantity')::integer, 1), (m.modifier #>> '{unit_price,amount}')::bigint,
+           m.modifier #>> '{unit_price,currency}'
+    from jsonb_array_elements(${json}::text::jsonb) as o
+    cross join lateral jsonb_array_elements(coalesce(o -> 'items', '[]')) with ordinality as i(item, n)
+    cross join lateral jsonb_array_elements(coalesce(i.item -> 'modifiers', '[]')) with ordinality as m(modifier, n)
+    where o ->> 'id' = any(${ids}::text[])`;
+  await tx`
+    insert into replica.order_status_history (order_id, position, status, at)
+    select o ->> 'id', h.n - 1, h.entry ->> 'status', (h.entry ->> 'at')::timestamptz
+    from jsonb_array_elements(${json}::text::jsonb) as o
+    cross join lateral jsonb_array_elements(coalesce(o -> 'status_history', '[]')) with ordinality as h(entry, n)
+    where o ->> 'id' = any(${ids}::text[])`;
+}

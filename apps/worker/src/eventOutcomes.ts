@@ -1,0 +1,106 @@
+import type { Sql, TransactionSql } from "@loops-sync/db";
+import { type EventRoute, jobIdOf, routeEvent } from "./routeEvent.ts";
+
+export type Outcome = "applied" | "stale" | "ignored_self" | "unhandled" | "failed" | "skipped_revoked";
+
+export interface EventOutcome {
+  id: string;
+  outcome: Outcome;
+  error?: string | undefined;
+}
+
+/** Records outcomes of events still pending; an event another job already settled keeps its outcome. */
+export async function settleEvents(
+  sql: Sql | TransactionSql,
+  outcomes: readonly EventOutcome[],
+): Promise<void> {
+  if (outcomes.length === 0) return;
+  await sql`
+    update sync.events as e set outcome = s.outcome, error = s.error, outcome_at = now()
+    from unnest(
+      ${outcomes.map((o) => o.id)}::text[],
+      ${outcomes.map((o) => o.outcome)}::text[],
+      ${outcomes.map((o) => o.error ?? null)}::text[]
+    ) as s(id, outcome, error)
+    where e.id = s.id and e.outcome = 'pending'`;
+}
+
+export interface ResolveOrderEventsOptions {
+  merchantId: string;
+  orderId: string;
+  /** The version the replica held before this fetch; events at or below it were stale. */
+  versionBefore: number | null;
+  /** When the fetch started: an event without a version is covered only if it was stored before. */
+  receivedBefore: Date;
+}
+
+/**
+ * Settles the order's events that the replica now covers (pending, or failed earlier and now repaired),
+ * judged against the version stored now, whoever wrote it. Returns how many pending events, stored before
+ * the fetch started, still speak of a newer version than the replica holds: the upstream is behind them.
+ */
+export async function resolveOrderEvents(
+  tx: Sql | TransactionSql,
+  { merchantId, orderId, versionBefore, receivedBefore }: ResolveOrderEventsOptions,
+): Promise<{ settled: number; newerPending: number }> {
+  const settled = await tx`
+    update sync.events
+    set outcome = case when order_version <= ${versionBefore}::bigint then 'stale' else 'applied' end,
+        error = null, outcome_at = now()
+    where merchant_id = ${merchantId} and order_id = ${orderId} and type like 'order.%'
+      and outcome in ('pending', 'failed')
+      and (order_version <= (select version from replica.orders where id = ${orderId})
+           or (order_version is null and received_at <= ${receivedBefore}
+               and exists (select 1 from replica.orders where id = ${orderId})))`;
+  const [row] = await tx<{ n: number }[]>`
+    select count(*)::int as n from sync.events
+    where merchant_id = ${merchantId} and order_id = ${orderId} and type like 'order.%' and outcome = 'pending'
+      and order_version > coalesce((select version from replica.orders where id = ${orderId}), -1)
+      -- Events stored after the fetch started have refresh jobs of their own.
+      and received_at <= ${receivedBefore}`;
+  return { settled: settled.count, newerPending: row?.n ?? 0 };
+}
+
+/** Marks the order's unsettled events with `outcome` (failed with the error, or skipped_revoked). */
+export async function settleOrderEvents(
+  sql: Sql | TransactionSql,
+  merchantId: string,
+  orderId: string,
+  outcome: "failed" | "skipped_revoked",
+  error?: string,
+): Promise<void> {
+  await sql`
+    update sync.events set outcome = ${outcome}, error = ${error ?? null}, outcome_at = now()
+    where merchant_id = ${merchantId} and order_id = ${orderId} and type like 'order.%' and outcome = 'pending'`;
+}
+
+export interface SettleRoutedOptions {
+  merchantId: string;
+  route: Exclude<EventRoute, "order" | "unhandled" | "revocation">;
+  /** For route "job": only events naming this upstream job. */
+  jobId?: string;
+  /** Only events stored before this moment (those a fetch starting then covers). */
+  receivedBefore: Date;
+  outcome: Outcome;
+  error?: string;
+}
+
+/** Settles the merchant's open events that a refresh of `route` answers (the route table lives in routeEvent). */
+export async function settleRoutedEvents(
+  sql: Sql | TransactionSql,
+  { merchantId, route, jobId, receivedBefore, outcome, error }: SettleRoutedOptions,
+): Promise<number> {
+  const open = await sql<{ id: string; type: string; data: unknown }[]>`
+    select id, type, payload -> 'data' as data from sync.events
+    where merchant_id = ${merchantId} and outcome in ('pending', 'failed') and type not like 'order.%'
+      and received_at <= ${receivedBefore}`;
+  const ids = open
+    .filter((e) => routeEvent(e.type) === route && (jobId === undefined || jobIdOf(e.data) === jobId))
+    .map((e) => e.id);
+  if (ids.length === 0) return 0;
+  // A failure never overwrites an earlier success of the same refresh.
+  const result = await sql`
+    update sync.events set outcome = ${outcome}, error = ${error ?? null}, outcome_at = now()
+    where id = any(${ids}::text[]) and (outcome = 'pending' or ${outcome} <> 'failed')`;
+  return result.count;
+}

@@ -1,0 +1,37 @@
+export {
+  type ApplyOrderResult,
+  applyOrderIfNewer,
+  applyOrdersIfNewer,
+  inTransaction,
+} from "./applyOrderIfNewer.ts";
+export { enqueueJob, type JobSpec, rescheduleJob } from "./enqueueJob.ts";
+export {
+  type EventOutcome,
+  type Outcome,
+  resolveOrderEvents,
+  settleEvents,
+  settleOrderEvents,
+} from "./eventOutcomes.ts";
+export type { LoopsApi, MerchantApi } from "./loopsApi.ts";
+export { pauseMerchant, readMerchantState, revokeMerchant } from "./merchantState.ts";
+export { checkOrder, InvalidOrderError, type OrderInput } from "./orderInput.ts";
+export { createPoolRegistry, type PoolRegistry } from "./poolRegistry.ts";
+export { orderJobKey, UpstreamBehindError } from "./refreshOrder.ts";
+export { type EventRoute, routeEvent } from "./routeEvent.ts";
+export { type RunningWorker, type StartWorkerOptions, startWorker } from "./startWorker.ts";
+export { type JobInput, type MenuInput, upsertJob, upsertMenu } from "./upsertJob.ts";
+export {
+  type ChannelConnectionInput,
+  type ChannelInput,
+  type LocationInput,
+  replaceMerchantLocations,
+  upsertChannels,
+} from "./upsertLocations.ts";
+export {
+  type ConnectionInput,
+  type MerchantInput,
+  upsertConnection,
+  upsertMerchant,
+} from "./upsertMerchant.ts";
+export { classifyUpstreamFailure, type UpstreamFailure } from "./upstreamFailure.ts";
+export { createWorkerMetrics, type WorkerMetrics } from "./workerMetrics.ts";

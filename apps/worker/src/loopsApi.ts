@@ -1,0 +1,31 @@
+/**
+ * What the worker asks of `@loops-sync/loops-client`, written structurally: `LoopsClient` satisfies it,
+ * and so does anything else that speaks the same API (the worker validates what comes back itself).
+ */
+export interface CallOptions {
+  /** Aborted when the worker shuts down, so a long wait (429, slow upstream) releases the job. */
+  signal?: AbortSignal;
+}
+
+export interface PageOf<T> {
+  data: readonly T[];
+  next_cursor?: string | null;
+}
+
+export interface MerchantApi {
+  orders: { get(orderId: string, options?: CallOptions): Promise<unknown> };
+  merchant: { get(options?: CallOptions): Promise<unknown> };
+  connection: { get(options?: CallOptions): Promise<unknown> };
+  locations: {
+    list(params?: { cursor?: string; limit?: number }, options?: CallOptions): Promise<PageOf<unknown>>;
+    channelConnections(locationId: string, options?: CallOptions): Promise<readonly unknown[]>;
+  };
+  channels: { list(options?: CallOptions): Promise<readonly unknown[]> };
+  jobs: { get(jobId: string, options?: CallOptions): Promise<unknown> };
+  menus: { get(brandId: string, options?: CallOptions): Promise<unknown> };
+}
+
+export interface LoopsApi {
+  /** A view that sends Service-Merchant-Id on every call. */
+  forMerchant(merchantId: string): MerchantApi;
+}

@@ -1,0 +1,67 @@
+import type { Sql, TransactionSql } from "@loops-sync/db";
+
+export interface MerchantState {
+  /** "unknown" when sync.merchants has no row yet (treated as active). */
+  status: "active" | "revoked" | "unknown";
+  /** Set from a 429's Retry-After: no call for this merchant before then. */
+  pausedUntil: Date | null;
+  /** The database's clock when read; events received before it are covered by a fetch that starts now. */
+  now: Date;
+}
+
+/** The merchant's sync state, read before every upstream call. */
+export async function readMerchantState(
+  sql: Sql | TransactionSql,
+  merchantId: string,
+): Promise<MerchantState> {
+  const [row] = await sql<{ status: string | null; paused_until: Date | null; now: Date }[]>`
+    select m.status, case when m.paused_until > now() then m.paused_until end as paused_until, now() as now
+    from (select 1) as one
+    left join sync.merchants m on m.id = ${merchantId}`;
+  const status = row?.status === "revoked" ? "revoked" : row?.status === "active" ? "active" : "unknown";
+  return { status, pausedUntil: row?.paused_until ?? null, now: row?.now ?? new Date() };
+}
+
+/**
+ * Holds every call for this merchant until `seconds` from now (a 429's Retry-After). A later pause never
+ * shortens an earlier, longer one. Returns the moment calls may resume.
+ */
+export async function pauseMerchant(
+  sql: Sql | TransactionSql,
+  merchantId: string,
+  seconds: number,
+): Promise<Date> {
+  const wait = Math.max(1, Math.ceil(seconds));
+  const [row] = await sql<{ paused_until: Date }[]>`
+    insert into sync.merchants as m (id, learned_from, paused_until)
+    values (${merchantId}, 'webhook', now() + make_interval(secs => ${wait}))
+    on conflict (id) do update
+      set paused_until = greatest(coalesce(m.paused_until, now()), excluded.paused_until)
+    returning paused_until`;
+  return row!.paused_until;
+}
+
+/**
+ * Marks the merchant revoked (its data is kept) and settles its pending events as skipped_revoked: no
+ * more calls will be made for it, so nothing else will ever apply them.
+ */
+export async function revokeMerchant(sql: Sql | TransactionSql, merchantId: string): Promise<void> {
+  await sql`
+    insert into sync.merchants as m (id, learned_from, status, revoked_at)
+    values (${merchantId}, 'webhook', 'revoked', now())
+    on conflict (id) do update set status = 'revoked', revoked_at = coalesce(m.revoked_at, now())`;
+  await sql`
+    update sync.events set outcome = 'skipped_revoked', outcome_at = now()
+    where merchant_id = ${merchantId} and outcome = 'pending' and type <> 'connection.revoked'`;
+}
+
+/** The sync.merchants ids currently paused, as graphile-worker job flags (see `merchantFlag`). */
+export async function pausedMerchantFlags(sql: Sql): Promise<string[]> {
+  const rows = await sql<{ id: string }[]>`select id from sync.merchants where paused_until > now()`;
+  return rows.map((r) => merchantFlag(r.id));
+}
+
+/** The job flag carried by every job that calls upstream for a merchant, so a paused merchant's jobs wait. */
+export function merchantFlag(merchantId: string): string {
+  return `merchant:${merchantId}`;
+}

@@ -1,0 +1,63 @@
+import { describe, expect, it } from "vitest";
+import { checkOrder, InvalidOrderError } from "./orderInput.ts";
+
+const valid = {
+  id: "ord_1",
+  version: 2,
+  merchant_id: "mer_1",
+  location_id: "loc_1",
+  channel: "jahez",
+  status: "a_status_from_the_future",
+  created_at: "2026-11-22T10:00:00Z",
+  updated_at: "2026-11-22T10:05:00Z",
+  items: [{ quantity: 1, unit_price: { amount: 1500, currency: "SAR" }, modifiers: [] }],
+  totals: { subtotal: { amount: 1500, currency: "SAR" }, total: { amount: 1725, currency: "SAR" } },
+  status_history: [{ status: "placed", at: "2026-11-22T10:00:00Z" }],
+  unknown_field: { kept: true },
+};
+
+function fieldOf(input: unknown): string | undefined {
+  try {
+    checkOrder(input);
+    return undefined;
+  } catch (error) {
+    expect(error).toBeInstanceOf(InvalidOrderError);
+    return (error as InvalidOrderError).field;
+  }
+}
+
+describe("checkOrder", () => {
+  it("accepts a spec-shaped order with unknown fields and an unknown status", () => {
+    expect(checkOrder(valid)).toBe(valid);
+  });
+
+  it("names the string holding a NUL character, which Postgres cannot store", () => {
+    expect(fieldOf({ ...valid, notes: "bad\u0000note" })).toBe("notes");
+    expect(fieldOf({ ...valid, items: [{ ...valid.items[0], name: { en: "x", ar: "\u0000" } }] })).toBe(
+      "items[0].name.ar",
+    );
+    expect(fieldOf({ ...valid, extensions: { "k\u0000": 1 } })).toBe("extensions.k\u0000");
+  });
+
+  it("names the field that would break the replica", () => {
+    expect(fieldOf(null)).toBe("body");
+    expect(fieldOf({ ...valid, id: "" })).toBe("id");
+    expect(fieldOf({ ...valid, version: -3 })).toBe("version");
+    expect(fieldOf({ ...valid, version: 1.5 })).toBe("version");
+    expect(fieldOf({ ...valid, location_id: undefined })).toBe("location_id");
+    expect(fieldOf({ ...valid, updated_at: "yesterday" })).toBe("updated_at");
+    expect(fieldOf({ ...valid, totals: { total: { amount: "17.25", currency: "SAR" } } })).toBe(
+      "totals.total",
+    );
+    expect(fieldOf({ ...valid, items: [{ quantity: 1, unit_price: { amount: 1, currency: "" } }] })).toBe(
+      "items[0].unit_price.currency",
+    );
+    expect(fieldOf({ ...valid, status_history: [{ status: "placed" }] })).toBe("status_history[0]");
+  });
+
+  it("says which order and what was wrong, in one line", () => {
+    expect(() => checkOrder({ ...valid, version: -1 })).toThrow(
+      "upstream order ord_1 has an invalid version: expected a non-negative integer, got -1",
+    );
+  });
+});

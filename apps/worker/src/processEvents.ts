@@ -1,0 +1,161 @@
+import type { TransactionSql } from "@loops-sync/db";
+import type { Task } from "graphile-worker";
+import { enqueueJob, type JobSpec } from "./enqueueJob.ts";
+import { type EventOutcome, settleEvents } from "./eventOutcomes.ts";
+import { revokeMerchant } from "./merchantState.ts";
+import { orderJobKey } from "./refreshOrder.ts";
+import { jobIdOf, routeEvent } from "./routeEvent.ts";
+import type { WorkerContext } from "./workerContext.ts";
+
+interface StoredEvent {
+  id: string;
+  type: string;
+  merchant_id: string;
+  order_id: string | null;
+  order_version: number | null;
+  origin_application_id: string | null;
+  data: unknown;
+  merchant_status: string | null;
+  replica_version: number | null;
+  unknown_location: boolean;
+}
+
+/**
+ * How long a refresh waits for more events of the same burst to join it (job_key, preserve_run_at). Without
+ * it, an event arriving while its order's refresh is running makes a second keyed job that starts at once on
+ * another worker slot, and a burst of 20 cost 3+ fetches (tried at 0: test/worker/orders.test.ts failed).
+ * It is most of the low-rate freshness (bench/README.md, Freshness); the fix is batched refreshes per
+ * merchant, not a shorter window.
+ */
+const COALESCE_MS = 250;
+
+/**
+ * process_events: dispatches stored events by type, in one transaction that records outcomes and adds the
+ * refresh jobs together. It never calls upstream itself: calls live in jobs flagged per merchant, so a
+ * 429 pause or a revocation applies to them. Order events the replica already covers are stale at once;
+ * the rest become one refresh_order per order (keyed, so a burst coalesces). Events named here are only
+ * those still pending, so running the same job twice (after a crash) does nothing new.
+ */
+export function processEventsTask(ctx: WorkerContext): Task {
+  const { sql, logger, metrics, applicationId } = ctx;
+  return async function processEvents(rawPayload, helpers) {
+    const eventIds = (rawPayload as { eventIds?: unknown } | null)?.eventIds;
+    if (!Array.isArray(eventIds) || !eventIds.every((id) => typeof id === "string")) {
+      logger.error(
+        { jobId: helpers.job.id },
+        "process_events payload has no eventIds array; dropping the job",
+      );
+      return;
+    }
+    const stop = metrics.jobSeconds.startTimer({ task: "process_events" });
+    const counts = await sql.begin((tx) => dispatch(tx, eventIds as string[], applicationId));
+    for (const [outcome, n] of Object.entries(counts)) metrics.events.inc({ outcome }, n);
+    metrics.jobs.inc({ task: "process_events", result: "success" });
+    stop();
+  };
+}
+
+async function dispatch(
+  tx: TransactionSql,
+  eventIds: string[],
+  applicationId: string | undefined,
+): Promise<Record<string, number>> {
+  const events = await tx<StoredEvent[]>`
+    select e.id, e.type, e.merchant_id, e.order_id, e.order_version, e.origin_application_id,
+           e.payload -> 'data' as data, m.status as merchant_status, o.version as replica_version,
+           (e.location_id is not null and l.id is null) as unknown_location
+    from sync.events e
+    left join sync.merchants m on m.id = e.merchant_id
+    left join replica.orders o on o.id = e.order_id
+    left join replica.locations l on l.id = e.location_id
+    where e.id = any(${eventIds}::text[]) and e.outcome = 'pending'
+    order by e.created_at, e.id`;
+
+  const outcomes: EventOutcome[] = [];
+  const jobs = new Map<string, JobSpec>();
+  const revokedNow = new Set<string>();
+  const later = new Date(Date.now() + COALESCE_MS);
+  const want = (key: string, spec: JobSpec) =>
+    jobs.set(key, { ...spec, jobKey: key, jobKeyMode: "preserve_run_at" });
+
+  for (const e of events) {
+    const merchantId = e.merchant_id;
+    const route = routeEvent(e.type);
+    if (applicationId && e.origin_application_id === applicationId) {
+      outcomes.push({ id: e.id, outcome: "ignored_self" });
+    } else if (route === "revocation") {
+      revokedNow.add(merchantId);
+      outcomes.push({ id: e.id, outcome: "applied" });
+    } else if (e.merchant_status === "revoked" || revokedNow.has(merchantId)) {
+      outcomes.push({ id: e.id, outcome: "skipped_revoked" });
+    } else if (route === "order") {
+      if (!e.order_id) {
+        outcomes.push({ id: e.id, outcome: "unhandled", error: "order event without data.order_id" });
+      } else if (
+        e.order_version !== null &&
+        e.replica_version !== null &&
+        e.replica_version >= e.order_version
+      ) {
+        outcomes.push({ id: e.id, outcome: "stale" });
+      } else {
+        want(orderJobKey(merchantId, e.order_id), {
+          task: "refresh_order",
+          payload: { merchantId, orderId: e.order_id },
+          merchantId,
+          runAt: later,
+        });
+      }
+    } else if (route === "job") {
+      const jobId = jobIdOf(e.data);
+      if (!jobId) outcomes.push({ id: e.id, outcome: "unhandled", error: "job.completed without a job id" });
+      else
+        want(`job:${merchantId}:${jobId}`, {
+          task: "refresh_job",
+          payload: { merchantId, jobId },
+          merchantId,
+        });
+    } else if (route === "merchant") {
+      want(`merchant:${merchantId}`, {
+        task: "refresh_merchant",
+        payload: { merchantId },
+        merchantId,
+        runAt: later,
+      });
+    } else if (route === "locations") {
+      want(`locations:${merchantId}`, {
+        task: "refresh_locations",
+        payload: { merchantId },
+        merchantId,
+        runAt: later,
+      });
+    } else {
+      outcomes.push({ id: e.id, outcome: "unhandled" });
+    }
+    if (
+      e.unknown_location &&
+      route !== "revocation" &&
+      e.merchant_status !== "revoked" &&
+      !revokedNow.has(merchantId)
+    ) {
+      // An event names a location the replica lacks: refresh the merchant's locations and channel connections.
+      want(`locations:${merchantId}`, {
+        task: "refresh_locations",
+        payload: { merchantId },
+        merchantId,
+        runAt: later,
+      });
+    }
+  }
+
+  await settleEvents(tx, outcomes);
+  for (const merchantId of revokedNow) await revokeMerchant(tx, merchantId);
+  // Keys in one global order: concurrent process_events transactions adding the same new keys (a merchant's
+  // locations, a busy order) otherwise wait on each other's unique-index entries in a cycle (40P01).
+  for (const [key, spec] of [...jobs].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    if (spec.merchantId && revokedNow.has(spec.merchantId)) continue;
+    await enqueueJob(tx, { ...spec, jobKey: key });
+  }
+  const counts: Record<string, number> = { dispatched: events.length - outcomes.length };
+  for (const o of outcomes) counts[o.outcome] = (counts[o.outcome] ?? 0) + 1;
+  return counts;
+}

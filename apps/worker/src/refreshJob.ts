@@ -1,0 +1,76 @@
+import type { Task } from "graphile-worker";
+import { settleRoutedEvents } from "./eventOutcomes.ts";
+import { type JobInput, type MenuInput, upsertJob, upsertMenu } from "./upsertJob.ts";
+import { parseIds, upstreamTask } from "./upstreamTask.ts";
+import type { WorkerContext } from "./workerContext.ts";
+
+/** A job.completed event arrived but GET /jobs still reads in progress: retried with backoff. */
+export class JobNotFinishedError extends Error {
+  readonly code = "job_not_finished";
+  constructor(jobId: string, status: string) {
+    super(`job ${jobId} is still ${status} upstream although job.completed was received`);
+    this.name = "JobNotFinishedError";
+  }
+}
+
+function invalid(message: string): Error {
+  return Object.assign(new Error(message), { code: "invalid_response" });
+}
+
+/**
+ * refresh_job (job.completed): GET /jobs/{id}, stored; after a succeeded menu_import also the brand's menu
+ * (GET /brands/{id}/menu), version-gated. Settles the job.completed events naming this job.
+ */
+export function refreshJobTask(ctx: WorkerContext): Task {
+  const { sql, client } = ctx;
+  return upstreamTask(
+    {
+      name: "refresh_job",
+      parse: (payload) => parseIds<"refresh_job">(payload, "jobId"),
+      settle: async ({ merchantId, jobId }, outcome, error) => {
+        await settleRoutedEvents(sql, {
+          merchantId,
+          route: "job",
+          jobId,
+          receivedBefore: new Date(),
+          outcome,
+          ...(error ? { error } : {}),
+        });
+      },
+      async run({ merchantId, jobId }, state, helpers) {
+        const api = client.forMerchant(merchantId);
+        const options = { signal: helpers.abortSignal };
+        const job = (await api.jobs.get(jobId, options)) as Partial<
+          JobInput & { brand_id: string | null }
+        > | null;
+        if (!job || job.id !== jobId || typeof job.type !== "string" || typeof job.status !== "string") {
+          throw invalid(`GET /jobs/${jobId} answered a body without a matching id, type and status`);
+        }
+        let menu: MenuInput | undefined;
+        if (job.type === "menu_import" && job.status === "succeeded" && typeof job.brand_id === "string") {
+          const read = (await api.menus.get(job.brand_id, options)) as Partial<MenuInput> | null;
+          if (!read || typeof read.brand_id !== "string" || !Number.isSafeInteger(read.version)) {
+            throw invalid(`GET /brands/${job.brand_id}/menu answered a body without brand_id and version`);
+          }
+          menu = read as MenuInput;
+        }
+        await sql.begin(async (tx) => {
+          await upsertJob(tx, merchantId, job as JobInput);
+          if (menu) await upsertMenu(tx, merchantId, menu);
+          if (job.status !== "pending" && job.status !== "running") {
+            await settleRoutedEvents(tx, {
+              merchantId,
+              route: "job",
+              jobId,
+              receivedBefore: state.now,
+              outcome: "applied",
+            });
+          }
+        });
+        if (job.status === "pending" || job.status === "running")
+          throw new JobNotFinishedError(jobId, job.status);
+      },
+    },
+    ctx,
+  );
+}

@@ -1,0 +1,102 @@
+import type { Task } from "graphile-worker";
+import { settleRoutedEvents } from "./eventOutcomes.ts";
+import type { CallOptions, MerchantApi } from "./loopsApi.ts";
+import type { ChannelConnectionInput, ChannelInput, LocationInput } from "./upsertLocations.ts";
+import { replaceMerchantLocations, upsertChannels } from "./upsertLocations.ts";
+import { classifyUpstreamFailure } from "./upstreamFailure.ts";
+import { parseIds, upstreamTask } from "./upstreamTask.ts";
+import type { WorkerContext } from "./workerContext.ts";
+
+/** Upper bound on pages of GET /locations, so a misbehaving cursor cannot loop forever. */
+const MAX_PAGES = 1000;
+
+function withId<T extends { id: string }>(items: readonly unknown[], what: string): T[] {
+  return items.map((item, i) => {
+    const id = (item as { id?: unknown } | null)?.id;
+    if (typeof id !== "string" || id.length === 0) {
+      throw Object.assign(new Error(`${what}[${i}] has no id`), { code: "invalid_response" });
+    }
+    return item as T;
+  });
+}
+
+/** Every location of the merchant (all pages) and the channel connections of each. */
+export async function listMerchantLocations(api: MerchantApi, options: CallOptions) {
+  const locations: LocationInput[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < MAX_PAGES; page++) {
+    const result = await api.locations.list({ limit: 100, ...(cursor ? { cursor } : {}) }, options);
+    locations.push(...withId<LocationInput>(result.data, "locations"));
+    if (!result.next_cursor) break;
+    cursor = result.next_cursor;
+  }
+  const channelConnections: ChannelConnectionInput[] = [];
+  for (const location of locations) {
+    try {
+      const data = await api.locations.channelConnections(location.id, options);
+      channelConnections.push(
+        ...withId<ChannelConnectionInput>(data, "channel connections").map((c) => ({
+          ...c,
+          location_id: c.location_id ?? location.id,
+        })),
+      );
+    } catch (error) {
+      // Gone between the list and this call: it simply has no connections to keep.
+      const failure = classifyUpstreamFailure(error);
+      if (!(failure.kind === "permanent" && (error as { status?: number }).status === 404)) throw error;
+    }
+  }
+  return { locations, channelConnections };
+}
+
+/** refresh_locations: the merchant's locations and channel connections, replaced from a complete listing. */
+export function refreshLocationsTask(ctx: WorkerContext): Task {
+  const { sql, client } = ctx;
+  return upstreamTask(
+    {
+      name: "refresh_locations",
+      parse: (payload) => parseIds<"refresh_locations">(payload),
+      settle: async ({ merchantId }, outcome, error) => {
+        await settleRoutedEvents(sql, {
+          merchantId,
+          route: "locations",
+          receivedBefore: new Date(),
+          outcome,
+          ...(error ? { error } : {}),
+        });
+      },
+      async run({ merchantId }, state, helpers) {
+        const listing = await listMerchantLocations(client.forMerchant(merchantId), {
+          signal: helpers.abortSignal,
+        });
+        await sql.begin(async (tx) => {
+          await replaceMerchantLocations(tx, merchantId, listing);
+          await settleRoutedEvents(tx, {
+            merchantId,
+            route: "locations",
+            receivedBefore: state.now,
+            outcome: "applied",
+          });
+        });
+      },
+    },
+    ctx,
+  );
+}
+
+/** refresh_channels: the channel catalog, read through one active merchant. */
+export function refreshChannelsTask(ctx: WorkerContext): Task {
+  const { sql, client } = ctx;
+  return upstreamTask(
+    {
+      name: "refresh_channels",
+      parse: (payload) => parseIds<"refresh_channels">(payload),
+      settle: async () => {},
+      async run({ merchantId }, _state, helpers) {
+        const data = await client.forMerchant(merchantId).channels.list({ signal: helpers.abortSignal });
+        await upsertChannels(sql, withId<ChannelInput>(data, "channels"));
+      },
+    },
+    ctx,
+  );
+}

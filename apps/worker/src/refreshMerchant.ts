@@ -1,0 +1,69 @@
+import type { Task } from "graphile-worker";
+import { settleRoutedEvents } from "./eventOutcomes.ts";
+import { revokeMerchant } from "./merchantState.ts";
+import {
+  type ConnectionInput,
+  type MerchantInput,
+  upsertConnection,
+  upsertMerchant,
+} from "./upsertMerchant.ts";
+import { parseIds, upstreamTask } from "./upstreamTask.ts";
+import type { WorkerContext } from "./workerContext.ts";
+
+function checkResource<T>(value: unknown, what: string, fields: string[]): T {
+  const v = value as Record<string, unknown> | null;
+  for (const field of fields) {
+    if (typeof v?.[field] !== "string") {
+      throw Object.assign(new Error(`${what} answer has no ${field}`), { code: "invalid_response" });
+    }
+  }
+  return value as T;
+}
+
+/**
+ * refresh_merchant (business_profile.*, merchant.*, connection.* events, and the periodic refresh):
+ * GET /merchant and GET /connection. A connection that reads as revoked revokes the merchant here too.
+ */
+export function refreshMerchantTask(ctx: WorkerContext): Task {
+  const { sql, client } = ctx;
+  return upstreamTask(
+    {
+      name: "refresh_merchant",
+      parse: (payload) => parseIds<"refresh_merchant">(payload),
+      settle: async ({ merchantId }, outcome, error) => {
+        await settleRoutedEvents(sql, {
+          merchantId,
+          route: "merchant",
+          receivedBefore: new Date(),
+          outcome,
+          ...(error ? { error } : {}),
+        });
+      },
+      async run({ merchantId }, state, helpers) {
+        const api = client.forMerchant(merchantId);
+        const options = { signal: helpers.abortSignal };
+        const merchant = checkResource<MerchantInput>(await api.merchant.get(options), "GET /merchant", [
+          "id",
+          "status",
+        ]);
+        const connection = checkResource<ConnectionInput>(
+          await api.connection.get(options),
+          "GET /connection",
+          ["id", "merchant_id", "status"],
+        );
+        await sql.begin(async (tx) => {
+          await upsertMerchant(tx, merchant);
+          await upsertConnection(tx, connection);
+          await settleRoutedEvents(tx, {
+            merchantId,
+            route: "merchant",
+            receivedBefore: state.now,
+            outcome: "applied",
+          });
+          if (connection.status === "revoked") await revokeMerchant(tx, merchantId);
+        });
+      },
+    },
+    ctx,
+  );
+}

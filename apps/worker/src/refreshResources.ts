@@ -1,0 +1,34 @@
+import type { Task } from "graphile-worker";
+import { enqueueJob } from "./enqueueJob.ts";
+import type { WorkerContext } from "./workerContext.ts";
+
+/**
+ * refresh_resources (at start and by cron): one refresh_locations and refresh_merchant per active merchant,
+ * and one refresh_channels through the first of them. Keyed, so several workers starting at once, or a
+ * cron tick landing on a pending refresh, add nothing twice.
+ */
+export function refreshResourcesTask(ctx: WorkerContext): Task {
+  const { sql, metrics } = ctx;
+  return async function refreshResources() {
+    await sql.begin(async (tx) => {
+      const merchants = await tx<{ id: string }[]>`
+        select id from sync.merchants where status = 'active' order by id`;
+      for (const { id } of merchants) {
+        const base = { payload: { merchantId: id }, merchantId: id, jobKeyMode: "preserve_run_at" } as const;
+        await enqueueJob(tx, { ...base, task: "refresh_locations", jobKey: `locations:${id}` });
+        await enqueueJob(tx, { ...base, task: "refresh_merchant", jobKey: `merchant:${id}` });
+      }
+      const first = merchants[0];
+      if (first) {
+        await enqueueJob(tx, {
+          task: "refresh_channels",
+          payload: { merchantId: first.id },
+          merchantId: first.id,
+          jobKey: "channels",
+          jobKeyMode: "preserve_run_at",
+        });
+      }
+    });
+    metrics.jobs.inc({ task: "refresh_resources", result: "success" });
+  };
+}

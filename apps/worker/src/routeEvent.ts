@@ -1,0 +1,27 @@
+/** Which task answers an event type. Anything unrecognised is `unhandled`: recorded, never a failure. */
+export type EventRoute = "order" | "revocation" | "job" | "merchant" | "locations" | "unhandled";
+
+export function routeEvent(type: string): EventRoute {
+  if (type.startsWith("order.")) return "order";
+  if (type === "connection.revoked") return "revocation";
+  if (type === "job.completed") return "job";
+  if (
+    type.startsWith("business_profile.") ||
+    type.startsWith("merchant.") ||
+    type.startsWith("connection.")
+  ) {
+    return "merchant";
+  }
+  if (type.startsWith("location.") || type.startsWith("channel_connection.")) return "locations";
+  return "unhandled";
+}
+
+/** The upstream job a job.completed event names; the spec leaves its payload open, so several shapes are read. */
+export function jobIdOf(data: unknown): string | undefined {
+  if (typeof data !== "object" || data === null) return undefined;
+  const d = data as { job_id?: unknown; id?: unknown; job?: { id?: unknown } | null };
+  for (const candidate of [d.job_id, d.job?.id, d.id]) {
+    if (typeof candidate === "string" && candidate.length > 0) return candidate;
+  }
+  return undefined;
+}

@@ -1,0 +1,176 @@
+import { EventEmitter } from "node:events";
+import { createLogger, type Logger } from "@loops-sync/config";
+import type { Sql, TaskName } from "@loops-sync/db";
+import { run, type Task, type TaskList, type WorkerEvents } from "graphile-worker";
+import pg from "pg";
+import type { Registry } from "prom-client";
+import { enqueueJob } from "./enqueueJob.ts";
+import { graphileLogger } from "./graphileLogger.ts";
+import type { LoopsApi } from "./loopsApi.ts";
+import { pausedMerchantFlags } from "./merchantState.ts";
+import { createPoolRegistry } from "./poolRegistry.ts";
+import { processEventsTask } from "./processEvents.ts";
+import { refreshJobTask } from "./refreshJob.ts";
+import { refreshChannelsTask, refreshLocationsTask } from "./refreshLocations.ts";
+import { refreshMerchantTask } from "./refreshMerchant.ts";
+import { refreshOrderTask } from "./refreshOrder.ts";
+import { refreshResourcesTask } from "./refreshResources.ts";
+import type { WorkerContext } from "./workerContext.ts";
+import { createWorkerMetrics } from "./workerMetrics.ts";
+
+export interface StartWorkerOptions {
+  /** The database holding the queue and the replica; graphile-worker opens its own pool on it. */
+  databaseUrl: string;
+  /** Our pool on the same database (postgres.js), for the replica and the inbox. */
+  sql: Sql;
+  /** The Loops API client (`LoopsClient` from @loops-sync/loops-client). */
+  client: LoopsApi;
+  /** LOOPS_APPLICATION_ID: events it originated are ignored. Default: none. */
+  applicationId?: string;
+  /** Jobs run at once in this process. Default: 8. */
+  concurrency?: number;
+  /** Default: a silent logger. */
+  logger?: Logger;
+  /** Merchants from configuration (LOOPS_MERCHANT_IDS), synced even before any event names them. Default: []. */
+  merchantIds?: readonly string[];
+  /** How often to look for scheduled and retried jobs (new jobs arrive by LISTEN/NOTIFY). Default: 2000 ms. */
+  pollIntervalMs?: number;
+  /** prom-client registry for the worker's metrics. Default: a registry of its own. */
+  registry?: Registry;
+  /** When to refresh locations, channel connections, channels and merchants. Default: every 15 minutes. */
+  resourcesCron?: string;
+  /** A worker process silent this long is dead and its jobs are released. Default: 60 000 ms. */
+  deadWorkerAfterMs?: number;
+  /** On stop, how long running jobs may finish before their calls are aborted and they are released. Default: 5000 ms. */
+  shutdownAbortAfterMs?: number;
+  /** Queue a refresh of merchants, locations and channels when starting. Default: true. */
+  refreshResourcesAtStart?: boolean;
+  /** More tasks to run in the same pool (catch-up, backfill), by name. Default: none. */
+  extraTasks?: TaskList;
+  /** More crontab lines (graphile-worker syntax) for those tasks. Default: none. */
+  extraCrontab?: string;
+}
+
+export interface RunningWorker {
+  /** Graceful stop: running jobs finish, or are released back to the queue after `shutdownAbortAfterMs`. */
+  stop(): Promise<void>;
+}
+
+/** How long the list of paused merchants is reused before asking the database again. */
+const PAUSED_CACHE_MS = 500;
+
+/**
+ * Starts the graphile-worker runner with loops-sync's tasks. Installs no signal handlers: the caller (the
+ * CLI) maps SIGTERM/SIGINT to `stop()`. graphile-worker's schema must already be migrated (`migrate()`).
+ */
+export async function startWorker({
+  databaseUrl,
+  sql,
+  client,
+  applicationId,
+  concurrency = 8,
+  logger = createLogger({ name: "worker", level: "silent" }),
+  merchantIds = [],
+  pollIntervalMs = 2000,
+  registry,
+  resourcesCron = "*/15 * * * *",
+  deadWorkerAfterMs = 60_000,
+  shutdownAbortAfterMs = 5000,
+  refreshResourcesAtStart = true,
+  extraTasks = {},
+  extraCrontab = "",
+}: StartWorkerOptions): Promise<RunningWorker> {
+  if (!Number.isInteger(concurrency) || concurrency < 1) {
+    throw new RangeError(`startWorker: concurrency must be a whole number of at least 1, got ${concurrency}`);
+  }
+  const metrics = createWorkerMetrics(registry);
+  const ctx: WorkerContext = { sql, client, logger, metrics, applicationId };
+  const tasks: Record<TaskName, Task> = {
+    process_events: processEventsTask(ctx),
+    refresh_order: refreshOrderTask(ctx),
+    refresh_locations: refreshLocationsTask(ctx),
+    refresh_channels: refreshChannelsTask(ctx),
+    refresh_merchant: refreshMerchantTask(ctx),
+    refresh_job: refreshJobTask(ctx),
+    refresh_resources: refreshResourcesTask(ctx),
+  };
+
+  if (merchantIds.length > 0) {
+    await sql`
+      insert into sync.merchants (id, learned_from) select unnest(${[...merchantIds]}::text[]), 'config'
+      on conflict (id) do nothing`;
+  }
+
+  const pools = createPoolRegistry({ sql, logger, deadAfterMs: deadWorkerAfterMs });
+  const events: WorkerEvents = new EventEmitter();
+  const registered: Promise<void>[] = [];
+  events.on("pool:create", ({ workerPool }) => {
+    registered.push(
+      pools.register(workerPool.id).catch((error) => logger.warn({ error }, "pool registration failed")),
+    );
+  });
+
+  let paused: { flags: string[]; at: number } | undefined;
+  const forbiddenFlags = async () => {
+    if (!paused || Date.now() - paused.at > PAUSED_CACHE_MS) {
+      paused = { flags: await pausedMerchantFlags(sql), at: Date.now() };
+    }
+    return paused.flags;
+  };
+
+  // Our own pg pool for graphile-worker, so an idle connection dropped by a Postgres restart is logged
+  // (and replaced on next use) instead of crashing the process, and stop() can wait for it to close.
+  const pgPool = new pg.Pool({
+    connectionString: databaseUrl,
+    max: concurrency + 2,
+    application_name: "loops-sync-worker",
+  });
+  const lost = (error: Error) =>
+    logger.warn({ error: error.message }, "queue connection lost; it will be replaced");
+  pgPool.on("error", lost);
+  pgPool.on("connect", (client) => client.on("error", lost));
+
+  const runner = await run({
+    pgPool,
+    concurrency,
+    noHandleSignals: true,
+    pollInterval: pollIntervalMs,
+    gracefulShutdownAbortTimeout: shutdownAbortAfterMs,
+    logger: graphileLogger(logger),
+    events,
+    forbiddenFlags,
+    taskList: { ...extraTasks, ...tasks },
+    crontab: [
+      `${resourcesCron} refresh_resources ?jobKey=refresh_resources&jobKeyMode=preserve_run_at`,
+      extraCrontab,
+    ].join("\n"),
+  });
+  await Promise.all(registered);
+  // Jobs of a predecessor killed mid-job are released as soon as its heartbeat is old enough.
+  await pools.sweep();
+  if (refreshResourcesAtStart) {
+    await enqueueJob(sql, {
+      task: "refresh_resources",
+      payload: {},
+      jobKey: "refresh_resources",
+      jobKeyMode: "preserve_run_at",
+    });
+  }
+  logger.info({ concurrency, merchants: merchantIds.length }, "worker started");
+
+  let stopping: Promise<void> | undefined;
+  return {
+    stop() {
+      stopping ??= (async () => {
+        try {
+          await runner.stop();
+        } finally {
+          await pools.close();
+          await pgPool.end();
+          logger.info("worker stopped");
+        }
+      })();
+      return stopping;
+    },
+  };
+}

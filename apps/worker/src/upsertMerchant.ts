@@ -1,0 +1,53 @@
+import type { Sql, TransactionSql } from "@loops-sync/db";
+
+/** GET /merchant as the replica needs it; other fields are kept in `raw`. */
+export interface MerchantInput {
+  id: string;
+  status: string;
+}
+
+/** GET /connection as the replica needs it; other fields are kept in `raw`. */
+export interface ConnectionInput {
+  id: string;
+  merchant_id: string;
+  status: string;
+}
+
+/** Stores the merchant as last read. It carries no version, so the newest read wins. */
+export async function upsertMerchant(sql: Sql | TransactionSql, merchant: MerchantInput): Promise<void> {
+  const json = JSON.stringify(merchant);
+  await sql`
+    insert into replica.merchants as r (
+      id, external_ref, name_en, name_ar, status, business_profile_status, created_at, raw, synced_at
+    )
+    select m ->> 'id', m ->> 'external_ref', m #>> '{name,en}', m #>> '{name,ar}', m ->> 'status',
+           m ->> 'business_profile_status', (m ->> 'created_at')::timestamptz, m, now()
+    from (select ${json}::text::jsonb as m) as input
+    on conflict (id) do update set
+      external_ref = excluded.external_ref, name_en = excluded.name_en, name_ar = excluded.name_ar,
+      status = excluded.status, business_profile_status = excluded.business_profile_status,
+      created_at = excluded.created_at, raw = excluded.raw, synced_at = now()`;
+}
+
+/** Stores the connection the merchant granted (scopes, shared locations). */
+export async function upsertConnection(
+  sql: Sql | TransactionSql,
+  connection: ConnectionInput,
+): Promise<void> {
+  const json = JSON.stringify(connection);
+  await sql`
+    insert into replica.connections as r (
+      id, merchant_id, external_ref, status, scopes, location_ids, include_future_locations, created_at, raw,
+      synced_at
+    )
+    select c ->> 'id', c ->> 'merchant_id', c ->> 'external_ref', c ->> 'status',
+           coalesce(array(select jsonb_array_elements_text(c -> 'scopes')), '{}'),
+           coalesce(array(select jsonb_array_elements_text(c -> 'location_ids')), '{}'),
+           (c ->> 'include_future_locations')::boolean, (c ->> 'created_at')::timestamptz, c, now()
+    from (select ${json}::text::jsonb as c) as input
+    on conflict (id) do update set
+      merchant_id = excluded.merchant_id, external_ref = excluded.external_ref, status = excluded.status,
+      scopes = excluded.scopes, location_ids = excluded.location_ids,
+      include_future_locations = excluded.include_future_locations, created_at = excluded.created_at,
+      raw = excluded.raw, synced_at = now()`;
+}

@@ -1,0 +1,113 @@
+import type { TaskName, TaskPayloads } from "@loops-sync/db";
+import type { JobHelpers, Task } from "graphile-worker";
+import { rescheduleJob } from "./enqueueJob.ts";
+import { type MerchantState, pauseMerchant, readMerchantState, revokeMerchant } from "./merchantState.ts";
+import { classifyUpstreamFailure } from "./upstreamFailure.ts";
+import type { WorkerContext } from "./workerContext.ts";
+
+/** A task that calls Loops for one merchant; `upstreamTask` wraps it in the etiquette every such task shares. */
+export interface UpstreamTaskSpec<K extends TaskName> {
+  name: K;
+  /** Checks the stored payload; undefined drops the job with an error log (a retry would not fix it). */
+  parse(payload: unknown): (TaskPayloads[K] & { merchantId: string }) | undefined;
+  /** The work, called only while the merchant is neither revoked nor paused. */
+  run(payload: TaskPayloads[K], state: MerchantState, helpers: JobHelpers): Promise<void>;
+  /** Settles the events this job answers when it ends without success: failed (with the error) or skipped_revoked. */
+  settle(payload: TaskPayloads[K], outcome: "failed" | "skipped_revoked", error?: string): Promise<void>;
+}
+
+const text = (v: unknown): v is string => typeof v === "string" && v.length > 0;
+
+/** Payload check shared by the tasks whose payload is `{ merchantId, ...strings }`. */
+export function parseIds<K extends TaskName>(
+  payload: unknown,
+  ...fields: string[]
+): TaskPayloads[K] | undefined {
+  if (typeof payload !== "object" || payload === null) return undefined;
+  const p = payload as Record<string, unknown>;
+  return ["merchantId", ...fields].every((f) => text(p[f])) ? (p as TaskPayloads[K]) : undefined;
+}
+
+/**
+ * Wraps an upstream task: a revoked merchant's job finishes without calls; a paused merchant's job moves to
+ * the end of the pause; 429 pauses the merchant and moves the job (no attempt burnt); 403
+ * connection_not_active revokes; 404 and other refusals are recorded as failed and not retried; 5xx,
+ * timeouts and network errors are thrown so graphile-worker backs off, and on the last attempt the events
+ * are recorded as failed while the job stays in graphile_worker.jobs to be re-run. A shutdown that aborts
+ * the call puts the job back at once.
+ */
+export function upstreamTask<K extends TaskName>(spec: UpstreamTaskSpec<K>, ctx: WorkerContext): Task {
+  const { sql, logger, metrics } = ctx;
+  return async function upstreamJob(rawPayload, helpers) {
+    const stop = metrics.jobSeconds.startTimer({ task: spec.name });
+    const done = (result: string) => {
+      stop();
+      metrics.jobs.inc({ task: spec.name, result });
+    };
+    const payload = spec.parse(rawPayload);
+    if (!payload) {
+      logger.error({ task: spec.name, jobId: helpers.job.id }, "job payload is malformed; dropping the job");
+      return done("malformed");
+    }
+    const { merchantId } = payload;
+    const state = await readMerchantState(sql, merchantId);
+    if (state.status === "revoked") {
+      await spec.settle(payload, "skipped_revoked");
+      return done("revoked");
+    }
+    if (state.pausedUntil) {
+      await rescheduleJob(sql, helpers.job, state.pausedUntil);
+      return done("rescheduled");
+    }
+    try {
+      await spec.run(payload, state, helpers);
+      return done("success");
+    } catch (error) {
+      if (helpers.abortSignal.aborted) {
+        // Shutting down: hand the job back untouched rather than count an attempt.
+        await rescheduleJob(sql, helpers.job, new Date());
+        return done("released");
+      }
+      const failure = classifyUpstreamFailure(error);
+      metrics.upstreamFailures.inc({ kind: failure.kind });
+      switch (failure.kind) {
+        case "rate_limited": {
+          const until = await pauseMerchant(sql, merchantId, failure.retryAfterSeconds);
+          await rescheduleJob(sql, helpers.job, until);
+          logger.warn(
+            { task: spec.name, merchantId, until },
+            "rate limited by Loops; merchant paused until Retry-After",
+          );
+          return done("rescheduled");
+        }
+        case "revoked":
+          await sql.begin(async (tx) => {
+            await revokeMerchant(tx, merchantId);
+          });
+          await spec.settle(payload, "skipped_revoked");
+          logger.warn(
+            { task: spec.name, merchantId },
+            "connection not active: merchant marked revoked, no more calls",
+          );
+          return done("revoked");
+        case "permanent":
+          await spec.settle(payload, "failed", failure.message);
+          logger.warn(
+            { task: spec.name, merchantId, error: failure.message },
+            "upstream refused; recorded as failed",
+          );
+          return done("failed_permanently");
+        case "transient":
+          if (helpers.job.attempts >= helpers.job.max_attempts) {
+            await spec.settle(
+              payload,
+              "failed",
+              `gave up after ${helpers.job.attempts} attempts: ${String(error)}`,
+            );
+          }
+          done("error");
+          throw error;
+      }
+    }
+  };
+}

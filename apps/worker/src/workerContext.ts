@@ -1,0 +1,14 @@
+import type { Logger } from "@loops-sync/config";
+import type { Sql } from "@loops-sync/db";
+import type { LoopsApi } from "./loopsApi.ts";
+import type { WorkerMetrics } from "./workerMetrics.ts";
+
+/** What every task shares: the pool, the API client and where to report. */
+export interface WorkerContext {
+  sql: Sql;
+  client: LoopsApi;
+  logger: Logger;
+  metrics: WorkerMetrics;
+  /** Our LOOPS_APPLICATION_ID: events it originated are ignored (the inbox usually did so already). */
+  applicationId: string | undefined;
+}
