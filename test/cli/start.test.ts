@@ -1,0 +1,63 @@
+// `loops-sync start` as an operator runs it: a child process configured only through the public env names,
+// against the sandbox over real HTTP and a real database.
+import { once } from "node:events";
+import {
+  DEFAULT_SANDBOX_CREDENTIALS,
+  DEFAULT_WEBHOOK_SECRET,
+  type Sandbox,
+  startSandbox,
+} from "@loops-sync/sandbox";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "../support/db.ts";
+import { type StartedLoopsSync, startLoopsSync } from "../support/loops-sync-start.ts";
+import { waitFor } from "../support/wait-for.ts";
+
+describe("loops-sync start", () => {
+  let db: TestDatabase;
+  let sandbox: Sandbox;
+  let started: StartedLoopsSync;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    sandbox = await startSandbox({ port: 0 });
+    started = await startLoopsSync({ databaseUrl: db.url, sandbox });
+  });
+
+  afterAll(async () => {
+    if (started && started.child.exitCode === null) started.child.kill("SIGKILL");
+    await sandbox?.close();
+    await db?.drop();
+  });
+  it("mirrors orders, serves metrics of both parts and the operator page, and stops cleanly on SIGTERM", async () => {
+    const order = sandbox.createOrder({ merchantId: "mer_demo_2" });
+    const advanced = sandbox.advanceOrder(order.id);
+    await waitFor(
+      async () => {
+        const [row] = await db.sql`select version from replica.orders where id = ${order.id}`;
+        return row && Number(row.version) === advanced.version;
+      },
+      { what: "the order's newest version in replica.orders" },
+    );
+
+    const metrics = await (await fetch(`${started.base}/metrics`)).text();
+    expect(metrics).toContain("loops_sync_webhooks_received_total");
+    expect(metrics).toContain("loops_sync_worker_jobs_total");
+
+    const status = await fetch(`${started.base}/status/api`);
+    expect(status.status).toBe(200);
+    const body = JSON.stringify(await status.json());
+    expect(body).toContain("mer_demo_2");
+    expect(body).not.toContain(DEFAULT_SANDBOX_CREDENTIALS.clientSecret);
+
+    started.child.kill("SIGTERM");
+    const [code, signal] = await once(started.child, "exit");
+    const output = started.output();
+    expect({ code, signal, tail: code === 0 ? "" : output.slice(-2000) }).toEqual({
+      code: 0,
+      signal: null,
+      tail: "",
+    });
+    expect(output).not.toContain(DEFAULT_SANDBOX_CREDENTIALS.clientSecret);
+    expect(output).not.toContain(DEFAULT_WEBHOOK_SECRET);
+  });
+});

@@ -1,0 +1,108 @@
+import { type EventEnvelope, storeEventsAndEnqueue } from "@loops-sync/db";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "../support/db.ts";
+
+const event = (id: string, overrides: Partial<EventEnvelope> = {}): EventEnvelope => ({
+  id,
+  type: "order.status_changed",
+  created_at: "2026-11-22T10:00:00Z",
+  merchant_id: "mer_a",
+  location_id: "loc_a",
+  connection_id: "con_a",
+  origin: { type: "channel", application_id: null },
+  data: { order_id: "ord_1", version: 3, status: "accepted" },
+  ...overrides,
+});
+
+describe("storeEventsAndEnqueue", () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await db.drop();
+  });
+
+  const jobs = async () =>
+    db.sql<{ task_identifier: string; payload: { eventIds: string[] } }[]>`
+      select t.identifier as task_identifier, j.payload
+      from graphile_worker._private_jobs j join graphile_worker._private_tasks t on t.id = j.task_id order by j.id`;
+
+  it("stores new events with one job, skips duplicates, marks self-originated ones ignored", async () => {
+    const result = await db.sql.begin((tx) =>
+      storeEventsAndEnqueue(
+        tx,
+        [
+          event("evt_1"),
+          event("evt_1"),
+          event("evt_self", { origin: { type: "api", application_id: "app_us" } }),
+          event("evt_2", { type: "brand.renamed", extra_field: { kept: true } }),
+        ],
+        { source: "webhook", applicationId: "app_us" },
+      ),
+    );
+    expect(result.inserted.sort()).toEqual(["evt_1", "evt_2", "evt_self"]);
+    expect(result.duplicates).toEqual(["evt_1"]);
+    expect(result.ignoredSelf).toEqual(["evt_self"]);
+    expect(result.enqueued.sort()).toEqual(["evt_1", "evt_2"]);
+
+    const again = await db.sql.begin((tx) =>
+      storeEventsAndEnqueue(tx, [event("evt_1"), event("evt_2")], {
+        source: "catchup",
+        applicationId: "app_us",
+      }),
+    );
+    expect(again).toEqual({ inserted: [], duplicates: ["evt_1", "evt_2"], ignoredSelf: [], enqueued: [] });
+
+    const all = await jobs();
+    expect(all).toHaveLength(1);
+    expect(all[0]!.task_identifier).toBe("process_events");
+    expect(all[0]!.payload.eventIds.sort()).toEqual(["evt_1", "evt_2"]);
+
+    const rows =
+      await db.sql`select id, outcome, source, order_id, order_version, payload from sync.events order by id`;
+    expect(rows.map((r) => [r.id, r.outcome, r.source])).toEqual([
+      ["evt_1", "pending", "webhook"],
+      ["evt_2", "pending", "webhook"],
+      ["evt_self", "ignored_self", "webhook"],
+    ]);
+    expect(rows[0]!.order_id).toBe("ord_1");
+    expect(rows[0]!.order_version).toBe(3);
+    expect(rows[1]!.payload.extra_field).toEqual({ kept: true });
+    const merchants = await db.sql`select id, learned_from from sync.merchants`;
+    expect(merchants).toEqual([{ id: "mer_a", learned_from: "webhook" }]);
+  });
+
+  it("adds nothing when the transaction rolls back", async () => {
+    await db.sql
+      .begin(async (tx) => {
+        await storeEventsAndEnqueue(tx, [event("evt_rolled_back")], {
+          source: "webhook",
+          applicationId: undefined,
+        });
+        throw new Error("abort");
+      })
+      .catch(() => {});
+    const [row] = await db.sql`select count(*)::int as n from sync.events where id = 'evt_rolled_back'`;
+    expect(row!.n).toBe(0);
+    expect(await jobs()).toHaveLength(1);
+  });
+
+  it("is one atomic statement on its own, without a surrounding transaction", async () => {
+    const result = await storeEventsAndEnqueue(db.sql, [event("evt_solo_b"), event("evt_solo_a")], {
+      source: "cli",
+      applicationId: undefined,
+    });
+    expect(result.enqueued.sort()).toEqual(["evt_solo_a", "evt_solo_b"]);
+    const all = await jobs();
+    expect(all).toHaveLength(2);
+    expect(all[1]!.payload.eventIds).toEqual(["evt_solo_a", "evt_solo_b"]);
+    const failing = await storeEventsAndEnqueue(
+      db.sql,
+      [event("evt_bad_date", { created_at: "not a date" })],
+      { source: "cli", applicationId: undefined },
+    ).catch((e: unknown) => e);
+    expect(failing).toBeInstanceOf(Error);
+    expect(await jobs()).toHaveLength(2);
+  });
+});

@@ -1,0 +1,57 @@
+// A `loops-sync worker` that cannot finish starting (here: its metrics port is taken by another worker, as
+// happens with two workers on one host and the default METRICS_PORT) must exit with an error, not stay
+// alive with its database pool closed, holding a slot in the queue and failing every job it takes.
+
+import { randomBytes } from "node:crypto";
+import { type Sandbox, startSandbox } from "@loops-sync/sandbox";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { chaosSeed } from "../chaos/chaos-seed.ts";
+import { createTestDatabase, type TestDatabase } from "../support/db.ts";
+import { freePort, loopsSyncEnv, ProcessGroup, recordSecrets } from "../support/processes.ts";
+
+const RUN_ID = `startup-${randomBytes(4).toString("hex")}`;
+
+describe("a worker that fails to start", () => {
+  const procs = new ProcessGroup();
+  const world = chaosSeed({ merchants: 2, label: "startup" });
+  let db: TestDatabase;
+  let sandbox: Sandbox;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    sandbox = await startSandbox({ seed: world.seed });
+    recordSecrets(RUN_ID, [world.credentials.clientSecret, world.webhookSecret]);
+  });
+
+  afterAll(async () => {
+    await procs.killAll();
+    await sandbox?.close();
+    await db?.drop();
+  }, 30_000);
+
+  it("exits non-zero, naming the cause, when its metrics port is taken", { timeout: 60_000 }, async () => {
+    const port = String(await freePort());
+    const env = {
+      ...loopsSyncEnv({
+        databaseUrl: db.url,
+        api: sandbox,
+        credentials: world.credentials,
+        webhookSecrets: [world.webhookSecret],
+      }),
+      METRICS_PORT: port,
+    };
+    const first = procs.spawn({ name: `${RUN_ID}-worker-1`, args: ["worker"], env });
+    await first.waitForLine(/"msg":"worker metrics listening"/);
+    const second = procs.spawn({ name: `${RUN_ID}-worker-2`, args: ["worker"], env });
+    await second.waitForLine(
+      /loops-sync: METRICS_PORT: port \d+ is already in use; set METRICS_PORT to a free port/,
+    );
+    const exit = await Promise.race([
+      second.exited,
+      new Promise<"still running">((resolve) => setTimeout(() => resolve("still running"), 10_000)),
+    ]);
+    expect(exit, "the second worker 10 s after its startup failed").not.toBe("still running");
+    expect((exit as { code: number | null }).code).not.toBe(0);
+    expect(first.alive()).toBe(true);
+  });
+});

@@ -1,0 +1,144 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "../support/db.ts";
+import {
+  expectedDailySales,
+  expectedOutcomes,
+  expectedStagePercentiles,
+  expectedTopItems,
+  expectedTopModifiers,
+  localDate,
+} from "./expectedReports.ts";
+import { buildOrders, LOCATIONS } from "./orderFixtures.ts";
+import { insertLocations, insertOrders } from "./seedOrders.ts";
+
+const orders = buildOrders();
+const byKey = <T extends Record<string, unknown>>(rows: readonly T[], keys: readonly string[]) =>
+  [...rows].sort((a, b) =>
+    keys
+      .map((k) => String(a[k]))
+      .join("|")
+      .localeCompare(keys.map((k) => String(b[k])).join("|")),
+  );
+
+describe("reporting views", () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    await insertLocations(db.sql, LOCATIONS);
+    await insertOrders(db.sql, orders);
+  });
+  afterAll(async () => {
+    await db.drop();
+  });
+
+  it("puts an order on its location's local calendar day", async () => {
+    const rows = await db.sql<{ order_id: string; local_date: string; timezone: string }[]>`
+      select order_id, local_date::text, timezone from reporting.orders
+      where order_id in ('ord_midnight', 'ord_late_riyadh', 'ord_late_dubai', 'ord_unknown_loc', 'ord_odd_zone')
+      order by order_id`;
+    expect(rows).toEqual([
+      { order_id: "ord_late_dubai", local_date: "2026-11-21", timezone: "Asia/Dubai" },
+      { order_id: "ord_late_riyadh", local_date: "2026-11-20", timezone: "Asia/Riyadh" },
+      { order_id: "ord_midnight", local_date: "2026-11-21", timezone: "Asia/Riyadh" },
+      { order_id: "ord_odd_zone", local_date: "2026-11-22", timezone: "Asia/Riyadh" },
+      { order_id: "ord_unknown_loc", local_date: "2026-11-22", timezone: "Asia/Riyadh" },
+    ]);
+    // The independent computation agrees on the edge case it is built from.
+    expect(localDate("2026-11-20T21:30:00Z", "Asia/Riyadh")).toBe("2026-11-21");
+  });
+
+  it("daily_sales equals the totals computed from the orders", async () => {
+    const rows = await db.sql`
+      select merchant_id, location_id, channel, local_date::text, currency, orders_count, sales_orders_count,
+             rejected_orders_count, cancelled_orders_count, subtotal_amount, discount_amount, delivery_fee_amount,
+             tax_amount, total_amount
+      from reporting.daily_sales`;
+    const keys = ["merchant_id", "location_id", "channel", "local_date", "currency"];
+    expect(byKey(rows, keys)).toEqual(byKey(expectedDailySales(orders, LOCATIONS), keys));
+    // The cancelled order counts as an order of its day but adds no money.
+    const [day] = await db.sql`
+      select orders_count, cancelled_orders_count, total_amount from reporting.daily_sales
+      where location_id = 'loc_olaya' and channel = 'jahez' and local_date = '2026-11-21'`;
+    const cancelled = orders.find((o) => o.id === "ord_cancelled")!;
+    const sameDay = orders.filter(
+      (o) =>
+        o.locationId === "loc_olaya" &&
+        o.channel === "jahez" &&
+        localDate(o.createdAt, "Asia/Riyadh") === "2026-11-21",
+    );
+    expect(day!.cancelled_orders_count).toBeGreaterThanOrEqual(1);
+    expect(day!.orders_count).toBe(sameDay.length);
+    expect(day!.total_amount).toBe(
+      sameDay
+        .filter((o) => o.status !== "cancelled" && o.status !== "rejected")
+        .reduce((s, o) => s + o.total, 0),
+    );
+    expect(sameDay.map((o) => o.id)).toContain("ord_midnight");
+    expect(cancelled.total).toBeGreaterThan(0);
+  });
+
+  it("order_outcomes counts and rates final statuses", async () => {
+    const rows = await db.sql`
+      select merchant_id, location_id, channel, local_date::text, orders_count, delivered_count, rejected_count,
+             cancelled_count, delivered_rate::text, rejected_rate::text, cancelled_rate::text
+      from reporting.order_outcomes`;
+    const keys = ["merchant_id", "location_id", "channel", "local_date"];
+    expect(byKey(rows, keys)).toEqual(byKey(expectedOutcomes(orders, LOCATIONS), keys));
+  });
+
+  it("stage_duration_percentiles match percentile_cont computed from the status history", async () => {
+    const rows = await db.sql<Record<string, string | number | null>[]>`
+      select * from reporting.stage_duration_percentiles`;
+    const expected = expectedStagePercentiles(orders);
+    expect(rows).toHaveLength(expected.length);
+    for (const want of expected) {
+      const got = rows.find(
+        (r) =>
+          r.merchant_id === want.merchant_id &&
+          r.location_id === want.location_id &&
+          r.channel === want.channel,
+      );
+      expect(got, JSON.stringify(want)).toBeDefined();
+      for (const [column, value] of Object.entries(want)) {
+        if (column.endsWith("_seconds") && value !== null) {
+          // Both sides round to 0.1 s; allow one rounding step of float noise.
+          expect(Math.abs(Number(got![column]) - Number(value)), column).toBeLessThanOrEqual(0.1 + 1e-9);
+        } else {
+          expect(got![column], column).toEqual(value);
+        }
+      }
+    }
+    expect(expected.some((r) => Number(r.placed_to_accepted_samples) > 3)).toBe(true);
+  });
+
+  it("top_items and top_modifiers sum units and revenue of sales, with both names", async () => {
+    const items = await db.sql`
+      select merchant_id, sku, name_en, name_ar, currency, quantity_sold, revenue_amount, orders_count
+      from reporting.top_items`;
+    const itemKeys = ["merchant_id", "name_en", "sku"];
+    expect(byKey(items, itemKeys)).toEqual(byKey(expectedTopItems(orders), itemKeys));
+    const modifiers = await db.sql`
+      select merchant_id, name_en, name_ar, currency, quantity_sold, revenue_amount, orders_count
+      from reporting.top_modifiers`;
+    const modKeys = ["merchant_id", "name_en"];
+    expect(byKey(modifiers, modKeys)).toEqual(byKey(expectedTopModifiers(orders), modKeys));
+    const [best] = await db.sql`
+      select name_ar, quantity_rank from reporting.top_items where merchant_id = 'mer_a' order by quantity_sold desc limit 1`;
+    expect(best!.quantity_rank).toBe(1);
+    expect(best!.name_ar).toMatch(/\p{Script=Arabic}/u);
+  });
+
+  it("follows the replica as an order changes: a delivered order cancelled later leaves the sales", async () => {
+    const target = orders.find((o) => o.id === "ord_midnight")!;
+    const before = await db.sql`
+      select total_amount, sales_orders_count from reporting.daily_sales
+      where location_id = 'loc_olaya' and channel = 'jahez' and local_date = '2026-11-21'`;
+    await db.sql`update replica.orders set status = 'cancelled', version = version + 1 where id = ${target.id}`;
+    const after = await db.sql`
+      select total_amount, sales_orders_count from reporting.daily_sales
+      where location_id = 'loc_olaya' and channel = 'jahez' and local_date = '2026-11-21'`;
+    expect(after[0]!.total_amount).toBe(before[0]!.total_amount - target.total);
+    expect(after[0]!.sales_orders_count).toBe(before[0]!.sales_orders_count - 1);
+    await db.sql`update replica.orders set status = 'delivered' where id = ${target.id}`;
+  });
+});

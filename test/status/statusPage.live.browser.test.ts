@@ -1,0 +1,82 @@
+// The operator page of a running loops-sync (`loops-sync start` against the sandbox), in headless Chromium:
+// the figures it shows are checked against the database the running service writes.
+import { type Sandbox, startSandbox } from "@loops-sync/sandbox";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "../support/db.ts";
+import { type StartedLoopsSync, startLoopsSync } from "../support/loops-sync-start.ts";
+import { waitFor } from "../support/wait-for.ts";
+import { launchChromium, skipWithoutChromium } from "./chromium.ts";
+
+const skip = skipWithoutChromium;
+
+describe.skipIf(skip)("operator page of a running loops-sync, in headless Chromium", () => {
+  let db: TestDatabase;
+  let sandbox: Sandbox;
+  let started: StartedLoopsSync;
+  let browser: Browser;
+  let page: Page;
+  const problems: string[] = [];
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    sandbox = await startSandbox({ port: 0 });
+    started = await startLoopsSync({ databaseUrl: db.url, sandbox });
+    const orders = Array.from({ length: 6 }, (_, i) =>
+      sandbox.createOrder({ merchantId: i % 2 ? "mer_demo_1" : "mer_demo_2" }),
+    );
+    for (const o of orders) sandbox.advanceOrder(o.id);
+    await waitFor(
+      async () => {
+        const [r] = await db.sql<
+          { n: number }[]
+        >`select count(*)::int as n from sync.events where outcome = 'pending'`;
+        const [m] = await db.sql<
+          { n: number }[]
+        >`select count(*)::int as n from replica.orders where version = 2`;
+        return r!.n === 0 && m!.n === orders.length;
+      },
+      { what: "every event settled and every order at version 2" },
+    );
+    browser = await launchChromium();
+    page = await browser.newPage();
+    page.on("console", (m) => m.type() === "error" && problems.push(m.text()));
+    page.on("pageerror", (e) => problems.push(e.message));
+    await page.goto(`${started.base}/status`);
+    await page.waitForSelector("body[data-generated-at]", { timeout: 10_000 });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    if (started && started.child.exitCode === null) started.child.kill("SIGKILL");
+    await sandbox?.close();
+    await db?.drop();
+  });
+
+  const field = (selector: string) => page.getAttribute(selector, "data-value");
+
+  it("shows each merchant the service learned, with its last webhook, as in the database", async () => {
+    const merchants = await db.sql<{ id: string; status: string; last_webhook: Date | null }[]>`
+      select m.id, m.status,
+             (select max(received_at) from sync.events e where e.merchant_id = m.id and e.source = 'webhook') as last_webhook
+      from sync.merchants m order by m.id`;
+    expect(merchants.map((m) => m.id)).toEqual(["mer_demo_1", "mer_demo_2"]);
+    for (const m of merchants) {
+      const row = `tr[data-merchant="${m.id}"]`;
+      expect(await field(`${row} [data-field="status"]`)).toBe(m.status);
+      expect(await field(`${row} [data-field="last-webhook"]`)).toBe(m.last_webhook?.toISOString() ?? "");
+      expect(await page.textContent(`${row} [data-field="pending"]`)).toBe("0");
+    }
+  });
+
+  it("counts the events it applied this hour exactly as sync.events does", async () => {
+    const [applied] = await db.sql<{ n: number }[]>`
+      select count(*)::int as n from sync.events where outcome = 'applied' and received_at > now() - interval '59 minutes'`;
+    // At least one per order (an order.created may settle as stale when its order.status_changed won the race).
+    expect(applied!.n).toBeGreaterThanOrEqual(6);
+    await expect
+      .poll(() => page.textContent('[data-field="outcome-applied"]'), { timeout: 10_000, interval: 100 })
+      .toBe(String(applied!.n));
+    expect(problems).toEqual([]);
+  });
+});

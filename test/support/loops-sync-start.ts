@@ -1,0 +1,55 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import path from "node:path";
+import { DEFAULT_SANDBOX_CREDENTIALS, DEFAULT_WEBHOOK_SECRET, type Sandbox } from "@loops-sync/sandbox";
+import { freePort } from "./free-port.ts";
+import { waitFor } from "./wait-for.ts";
+
+const bin = path.resolve(import.meta.dirname, "../../bin/loops-sync");
+
+export interface StartedLoopsSync {
+  /** The receiver's base address. */
+  base: string;
+  child: ChildProcess;
+  /** Everything the process printed so far. */
+  output(): string;
+}
+
+/**
+ * `loops-sync start` as an operator runs it: a child process configured only through the public env names,
+ * pointed at `sandbox`, with the sandbox's webhooks pointed back at it. Resolves once /readyz answers 200.
+ */
+export async function startLoopsSync({
+  databaseUrl,
+  sandbox,
+}: {
+  databaseUrl: string;
+  sandbox: Sandbox;
+}): Promise<StartedLoopsSync> {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  let output = "";
+  const child = spawn(bin, ["start"], {
+    env: {
+      PATH: process.env.PATH ?? "",
+      DATABASE_URL: databaseUrl,
+      LOOPS_API_URL: sandbox.apiUrl,
+      LOOPS_AUTH_URL: sandbox.authUrl,
+      LOOPS_CLIENT_ID: DEFAULT_SANDBOX_CREDENTIALS.clientId,
+      LOOPS_CLIENT_SECRET: DEFAULT_SANDBOX_CREDENTIALS.clientSecret,
+      LOOPS_APPLICATION_ID: DEFAULT_SANDBOX_CREDENTIALS.applicationId,
+      LOOPS_WEBHOOK_SECRETS: DEFAULT_WEBHOOK_SECRET,
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      LOG_LEVEL: "info",
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  child.stdout!.on("data", (d) => (output += d));
+  child.stderr!.on("data", (d) => (output += d));
+  await waitFor(async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.ok, {
+    timeoutMs: 20_000,
+    what: `/readyz to answer 200 (output so far: ${output.slice(-500)})`,
+  });
+  sandbox.addWebhookEndpoint({ url: `${base}/webhooks/loops`, secrets: [DEFAULT_WEBHOOK_SECRET] });
+  return { base, child, output: () => output };
+}

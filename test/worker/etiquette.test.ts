@@ -1,0 +1,149 @@
+import type { EventEnvelope } from "@loops-sync/db";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { createHarness, type Harness, outcomes, settled, waitFor } from "./support/harness.ts";
+
+const ORDER_FETCH = "GET /orders/{order_id}";
+
+let h: Harness;
+beforeAll(async () => {
+  h = await createHarness();
+  await h.worker();
+  // Warm up: one order per merchant brings their locations into the replica, so the tests below see
+  // only order fetches (an unknown location would add a concurrent GET /locations to the calls they count).
+  const warmUp = [h.sandbox.createOrder({ merchantId: "mer_demo_1" }), h.sandbox.createOrder({ merchantId: "mer_demo_2" })];
+  const ids = await h.ingest((e) => warmUp.some((o) => e.data.order_id === o.id));
+  await waitFor("warm-up orders applied", () => settled(h.db, ids));
+  await waitFor("no job left from the warm-up", async () => {
+    const [row] = await h.db.sql<{ n: number }[]>`select count(*)::int as n from graphile_worker.jobs`;
+    return row!.n === 0;
+  });
+  h.sandbox.resetStats();
+});
+afterEach(() => {
+  // A failed test must not leave its faults on for the next one.
+  h.sandbox.setFaults({ api429Rate: 0, api5xxRate: 0 });
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+const eventsOf = (orderId: string) => (e: EventEnvelope) => e.data.order_id === orderId;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const totalCalls = () => Object.values(h.sandbox.stats().apiCalls).reduce((a, b) => a + b, 0);
+
+async function refreshJobs(merchantId: string, orderId?: string) {
+  return await h.db.sql<
+    {
+      id: string;
+      key: string;
+      attempts: number;
+      max_attempts: number;
+      run_at: Date;
+      last_error: string | null;
+    }[]
+  >`
+    select id, key, attempts, max_attempts, run_at, last_error from graphile_worker.jobs
+    where task_identifier = 'refresh_order' and key like ${orderId ? `order:${merchantId}:${orderId}` : `order:${merchantId}:%`}`;
+}
+
+describe("worker: upstream etiquette", () => {
+  it("honours 429: the merchant pauses until Retry-After, its jobs wait without burning attempts", async () => {
+    h.sandbox.setFaults({ api429Rate: 1, api429RetryAfterSeconds: 2 });
+    const first = h.sandbox.createOrder({ merchantId: "mer_demo_1" });
+    const firstIds = await h.ingest(eventsOf(first.id));
+    await waitFor("merchant paused", async () => {
+      const [m] = await h.db.sql`select paused_until from sync.merchants where id = 'mer_demo_1'`;
+      return m?.paused_until instanceof Date;
+    });
+    const [merchant] = await h.db.sql`select paused_until from sync.merchants where id = 'mer_demo_1'`;
+    const callsAtPause = h.calls(ORDER_FETCH);
+    expect(callsAtPause, `calls seen by the sandbox: ${JSON.stringify(h.sandbox.stats().apiCalls)}`).toBe(1);
+    // A second order of the same merchant during the pause must not reach the upstream either.
+    const second = h.sandbox.createOrder({ merchantId: "mer_demo_1" });
+    const secondIds = await h.ingest(eventsOf(second.id));
+    await sleep(800);
+    expect(h.calls(ORDER_FETCH)).toBe(callsAtPause);
+    const waiting = await refreshJobs("mer_demo_1");
+    expect(waiting).toHaveLength(2);
+    for (const job of waiting) {
+      expect(job.attempts).toBe(0);
+      expect(job.last_error).toBeNull();
+    }
+    const rescheduled = waiting.find((j) => j.key === `order:mer_demo_1:${first.id}`)!;
+    expect(rescheduled.run_at.getTime()).toBeGreaterThanOrEqual(merchant!.paused_until.getTime() - 1);
+
+    h.sandbox.setFaults({ api429Rate: 0 });
+    await waitFor("both orders applied", () => settled(h.db, [...firstIds, ...secondIds]));
+    expect(h.calls(ORDER_FETCH)).toBe(callsAtPause + 2);
+    expect(Object.values(await outcomes(h.db, [...firstIds, ...secondIds]))).toEqual(["applied", "applied"]);
+  });
+
+  it("backs off on 5xx; a job that exhausts its attempts stays visible, marks the event failed, and can be re-run", async () => {
+    h.sandbox.setFaults({ api5xxRate: 1 });
+    const order = h.sandbox.createOrder({ merchantId: "mer_demo_1" });
+    const ids = await h.ingest(eventsOf(order.id));
+    await waitFor(
+      "first failed attempt",
+      async () => (await refreshJobs("mer_demo_1", order.id))[0]?.last_error != null,
+    );
+    const [job] = await refreshJobs("mer_demo_1", order.id);
+    expect(job!.attempts).toBe(1);
+    expect(job!.run_at.getTime()).toBeGreaterThan(Date.now());
+    expect(await outcomes(h.db, ids)).toEqual({ [ids[0]!]: "pending" });
+    // Jump to the last attempt instead of waiting out the backoff.
+    await h.db.sql`
+      select graphile_worker.reschedule_jobs(array[${job!.id}]::bigint[], run_at => now(), attempts => ${job!.max_attempts - 1})`;
+    await waitFor("last attempt failed", () => settled(h.db, ids));
+    const [row] = await h.db.sql`select outcome, error from sync.events where id = ${ids[0]!}`;
+    expect(row).toMatchObject({ outcome: "failed" });
+    expect(row!.error).toMatch(/gave up after \d+ attempts.*503/);
+    const [exhausted] = await refreshJobs("mer_demo_1", order.id);
+    expect(exhausted).toMatchObject({ attempts: job!.max_attempts });
+
+    h.sandbox.setFaults({ api5xxRate: 0 });
+    await h.db
+      .sql`select graphile_worker.reschedule_jobs(array[${job!.id}]::bigint[], run_at => now(), attempts => 0)`;
+    await waitFor("re-run applied", async () => (await outcomes(h.db, ids))[ids[0]!] === "applied");
+    const [stored] = await h.db.sql`select version from replica.orders where id = ${order.id}`;
+    expect(stored!.version).toBe(h.sandbox.truth.order(order.id)!.version);
+    await waitFor("the re-run job completed", async () => (await refreshJobs("mer_demo_1", order.id)).length === 0);
+  });
+
+  it("connection.revoked stops every call for the merchant; its data stays", async () => {
+    const before = h.sandbox.createOrder({ merchantId: "mer_demo_2" });
+    const beforeIds = await h.ingest(eventsOf(before.id));
+    await waitFor("order applied", () => settled(h.db, beforeIds));
+    h.sandbox.revokeMerchant("mer_demo_2");
+    const revocation = await h.ingest(
+      (e) => e.type === "connection.revoked" && e.merchant_id === "mer_demo_2",
+    );
+    await waitFor("revocation applied", () => settled(h.db, revocation));
+    const [merchant] = await h.db.sql`select status, revoked_at from sync.merchants where id = 'mer_demo_2'`;
+    expect(merchant).toMatchObject({ status: "revoked" });
+    h.sandbox.resetStats();
+    const after = h.sandbox.createOrder({ merchantId: "mer_demo_2" });
+    h.sandbox.advanceOrder(after.id);
+    const afterIds = await h.ingest(eventsOf(after.id));
+    await waitFor("later events settled", () => settled(h.db, afterIds));
+    expect(Object.values(await outcomes(h.db, afterIds))).toEqual(["skipped_revoked", "skipped_revoked"]);
+    expect(totalCalls()).toBe(0);
+    const [kept] = await h.db.sql`select count(*)::int as n from replica.orders where id = ${before.id}`;
+    expect(kept!.n).toBe(1);
+  });
+
+  it("403 connection_not_active revokes the merchant and settles its pending work without more calls", async () => {
+    h.sandbox.revokeMerchant("mer_demo_1");
+    const order = h.sandbox.createOrder({ merchantId: "mer_demo_1" });
+    h.sandbox.resetStats();
+    const ids = await h.ingest(eventsOf(order.id));
+    await waitFor("event settled", () => settled(h.db, ids));
+    expect(await outcomes(h.db, ids)).toEqual({ [ids[0]!]: "skipped_revoked" });
+    expect(h.calls(ORDER_FETCH)).toBe(1);
+    const [merchant] = await h.db.sql`select status from sync.merchants where id = 'mer_demo_1'`;
+    expect(merchant).toMatchObject({ status: "revoked" });
+    h.sandbox.advanceOrder(order.id);
+    const more = await h.ingest(eventsOf(order.id));
+    await waitFor("later event settled", () => settled(h.db, more));
+    expect(h.calls(ORDER_FETCH)).toBe(1);
+  });
+});

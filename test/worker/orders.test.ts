@@ -1,0 +1,174 @@
+import { type EventEnvelope, storeEventsAndEnqueue } from "@loops-sync/db";
+import { createWorkerMetrics } from "@loops-sync/worker";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  APPLICATION_ID,
+  createHarness,
+  type Harness,
+  outcomes,
+  settled,
+  waitFor,
+} from "./support/harness.ts";
+
+const ORDER_FETCH = "GET /orders/{order_id}";
+const MERCHANT = "mer_demo_1";
+
+let h: Harness;
+// A registry that already carries the series, as when receiver and worker share one process.
+const { registry } = createWorkerMetrics();
+beforeAll(async () => {
+  h = await createHarness();
+  await h.worker({ registry });
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+async function replicaOrder(id: string) {
+  const [row] = await h.db.sql`select version, status, raw from replica.orders where id = ${id}`;
+  return row;
+}
+
+const eventsOf = (orderId: string) => (e: EventEnvelope) => e.data.order_id === orderId;
+
+describe("worker: order events", () => {
+  it("mirrors an order and its lifecycle, with items and status history", async () => {
+    const order = h.sandbox.createOrder({ merchantId: MERCHANT });
+    h.sandbox.advanceOrder(order.id);
+    const ids = await h.ingest(eventsOf(order.id));
+    await waitFor("events settled", () => settled(h.db, ids));
+    const truth = h.sandbox.truth.order(order.id)!;
+    const stored = await replicaOrder(order.id);
+    expect(stored).toMatchObject({ version: truth.version, status: truth.status });
+    expect(stored!.raw).toEqual(JSON.parse(JSON.stringify(truth)));
+    const [children] = await h.db.sql`
+      select (select count(*)::int from replica.order_items where order_id = ${order.id}) as items,
+             (select count(*)::int from replica.order_status_history where order_id = ${order.id}) as history`;
+    expect(children).toEqual({ items: truth.items.length, history: truth.status_history.length });
+    expect(Object.values(await outcomes(h.db, ids)).every((o) => o === "applied" || o === "stale")).toBe(
+      true,
+    );
+  });
+
+  it("keeps version 3 when the events of versions 1 and 2 arrive after it, without fetching again", async () => {
+    const order = h.sandbox.createOrder({ merchantId: MERCHANT });
+    h.sandbox.advanceOrder(order.id);
+    h.sandbox.advanceOrder(order.id);
+    const all = h.sandbox.truth.events().filter((e) => e.data.order_id === order.id);
+    const v3 = all.filter((e) => e.data.version === 3).map((e) => e.id);
+    await h.ingest((e) => v3.includes(e.id));
+    await waitFor("v3 applied", () => settled(h.db, v3));
+    const fetches = h.calls(ORDER_FETCH);
+    const older = await h.ingest(eventsOf(order.id));
+    await waitFor("older events settled", () => settled(h.db, older));
+    expect(Object.values(await outcomes(h.db, older))).toEqual(["stale", "stale"]);
+    expect((await replicaOrder(order.id))!.version).toBe(3);
+    expect(h.calls(ORDER_FETCH)).toBe(fetches);
+  });
+
+  it("applies duplicates once: a redelivered event and a re-run job fetch nothing more", async () => {
+    const order = h.sandbox.createOrder({ merchantId: MERCHANT });
+    const ids = await h.ingest(eventsOf(order.id));
+    await waitFor("first copy settled", () => settled(h.db, ids));
+    const fetches = h.calls(ORDER_FETCH);
+    const events = h.sandbox.truth.events().filter((e) => ids.includes(e.id)) as unknown as EventEnvelope[];
+    const again = await h.db.sql.begin((tx) =>
+      storeEventsAndEnqueue(tx, events, { source: "catchup", applicationId: APPLICATION_ID }),
+    );
+    expect(again).toMatchObject({ inserted: [], duplicates: ids, enqueued: [] });
+    // A process_events job run a second time (say, after a crash before it was marked done).
+    await h.db
+      .sql`select graphile_worker.add_job('process_events', json_build_object('eventIds', ${ids}::text[]))`;
+    await waitFor("re-run job done", async () => {
+      const [row] = await h.db
+        .sql`select count(*)::int as n from graphile_worker.jobs where task_identifier = 'process_events'`;
+      return row!.n === 0;
+    });
+    expect(h.calls(ORDER_FETCH)).toBe(fetches);
+    expect(Object.values(await outcomes(h.db, ids))).toEqual(["applied"]);
+  });
+
+  it("ignores self-originated events: no fetch, no change", async () => {
+    const order = h.sandbox.createOrder({ merchantId: MERCHANT });
+    const fetches = h.calls(ORDER_FETCH);
+    const [created] = h.sandbox.truth
+      .events()
+      .filter((e) => e.data.order_id === order.id) as unknown as EventEnvelope[];
+    const ours = {
+      ...created!,
+      id: `${created!.id}_self`,
+      origin: { type: "api", application_id: APPLICATION_ID },
+    };
+    // Stored by a source that did not know our application id, so the worker must notice itself.
+    const stored = await h.db.sql.begin((tx) =>
+      storeEventsAndEnqueue(tx, [ours], { source: "cli", applicationId: undefined }),
+    );
+    expect(stored.enqueued).toEqual([ours.id]);
+    await waitFor("self event settled", () => settled(h.db, [ours.id]));
+    expect(await outcomes(h.db, [ours.id])).toEqual({ [ours.id]: "ignored_self" });
+    expect(await replicaOrder(order.id)).toBeUndefined();
+    expect(h.calls(ORDER_FETCH)).toBe(fetches);
+  });
+
+  it("coalesces a burst of 20 events for one order into at most 2 fetches", async () => {
+    const order = h.sandbox.createOrder({ merchantId: MERCHANT, type: "delivery" });
+    for (let i = 0; i < 5; i++) h.sandbox.advanceOrder(order.id);
+    for (let i = 0; i < 14; i++) h.sandbox.updateOrder(order.id, { notes: `note ${i}` });
+    const burst = h.sandbox.truth.events().filter((e) => e.data.order_id === order.id);
+    expect(burst).toHaveLength(20);
+    const fetches = h.calls(ORDER_FETCH);
+    // One webhook each, newest first, as a reordering network might deliver them.
+    const ids: string[] = [];
+    for (const e of [...burst].reverse()) ids.push(...(await h.ingest((x) => x.id === e.id)));
+    await waitFor("burst settled", () => settled(h.db, ids));
+    expect(h.calls(ORDER_FETCH) - fetches).toBeLessThanOrEqual(2);
+    expect((await replicaOrder(order.id))!.version).toBe(h.sandbox.truth.order(order.id)!.version);
+  });
+
+  it("records an order the upstream does not have as failed, without endless retries", async () => {
+    const [template] = h.sandbox.truth
+      .events()
+      .filter((e) => e.type === "order.created") as unknown as EventEnvelope[];
+    const ghost = {
+      ...template!,
+      id: "evt_ghost_1",
+      data: { ...template!.data, order_id: "ord_does_not_exist", version: 1 },
+    };
+    await h.db.sql.begin((tx) =>
+      storeEventsAndEnqueue(tx, [ghost], { source: "webhook", applicationId: APPLICATION_ID }),
+    );
+    const fetches = h.calls(ORDER_FETCH);
+    await waitFor("ghost settled", () => settled(h.db, [ghost.id]));
+    const [row] = await h.db.sql`select outcome, error, outcome_at from sync.events where id = ${ghost.id}`;
+    expect(row).toMatchObject({ outcome: "failed" });
+    expect(row!.error).toMatch(/404/);
+    expect(row!.outcome_at).toBeInstanceOf(Date);
+    // The job completes (it is not left to retry), after one call.
+    const key = `order:${MERCHANT}:ord_does_not_exist`;
+    await waitFor("the refresh job gone", async () => {
+      const [left] = await h.db.sql`select count(*)::int as n from graphile_worker.jobs where key = ${key}`;
+      return left!.n === 0;
+    });
+    expect(h.calls(ORDER_FETCH) - fetches).toBe(1);
+  });
+
+  it("records an unknown event type as unhandled, and the job succeeds", async () => {
+    const [template] = h.sandbox.truth.events() as unknown as EventEnvelope[];
+    const odd = { ...template!, id: "evt_unknown_type", type: "menu.exploded", data: { anything: true } };
+    await h.db.sql.begin((tx) =>
+      storeEventsAndEnqueue(tx, [odd], { source: "webhook", applicationId: APPLICATION_ID }),
+    );
+    await waitFor("unknown type settled", () => settled(h.db, [odd.id]));
+    expect(await outcomes(h.db, [odd.id])).toEqual({ [odd.id]: "unhandled" });
+    const [failed] = await h.db
+      .sql`select count(*)::int as n from graphile_worker.jobs where last_error is not null`;
+    expect(failed!.n).toBe(0);
+  });
+
+  it("counts its work in the given prom-client registry", async () => {
+    const text = await registry.metrics();
+    expect(text).toMatch(/loops_sync_worker_jobs_total\{task="refresh_order",result="success"\} [1-9]/);
+    expect(text).toMatch(/loops_sync_worker_events_total\{outcome="stale"\} [1-9]/);
+    expect(text).toMatch(/loops_sync_worker_order_applies_total\{changed="true"\} [1-9]/);
+  });
+});

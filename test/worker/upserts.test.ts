@@ -1,0 +1,79 @@
+import { replaceMerchantLocations, upsertJob, upsertMenu } from "@loops-sync/worker";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "../support/db.ts";
+
+let db: TestDatabase;
+beforeAll(async () => {
+  db = await createTestDatabase();
+});
+afterAll(async () => {
+  await db.drop();
+});
+
+const location = (id: string, updatedAt: string, status = "open") => ({
+  id,
+  merchant_id: "mer_u",
+  brand_id: "brd_u",
+  name: { en: `Branch ${id}`, ar: `فرع ${id}` },
+  status,
+  timezone: "Asia/Riyadh",
+  address: { line1: null, city: "Riyadh", country: "SA", latitude: 24.7, longitude: 46.6 },
+  updated_at: updatedAt,
+});
+const connection = (id: string, locationId: string) => ({
+  id,
+  location_id: locationId,
+  channel: "jahez",
+  status: "active",
+  updated_at: "2026-11-22T10:00:00Z",
+});
+
+describe("resource upserts", () => {
+  it("replaces a merchant's locations from a complete listing, dropping what it no longer lists", async () => {
+    await replaceMerchantLocations(db.sql, "mer_u", {
+      locations: [location("loc_u1", "2026-11-22T10:00:00Z"), location("loc_u2", "2026-11-22T10:00:00Z")],
+      channelConnections: [connection("chc_u1", "loc_u1"), connection("chc_u2", "loc_u2")],
+    });
+    await replaceMerchantLocations(db.sql, "mer_u", {
+      locations: [location("loc_u1", "2026-11-22T11:00:00Z", "paused")],
+      channelConnections: [connection("chc_u1", "loc_u1")],
+    });
+    const rows = await db.sql`select id, status, city, timezone from replica.locations order by id`;
+    expect(rows).toEqual([{ id: "loc_u1", status: "paused", city: "Riyadh", timezone: "Asia/Riyadh" }]);
+    const chc = await db.sql`select id, merchant_id from replica.channel_connections`;
+    expect(chc).toEqual([{ id: "chc_u1", merchant_id: "mer_u" }]);
+  });
+
+  it("does not let an older listing undo a newer location", async () => {
+    await replaceMerchantLocations(db.sql, "mer_u", {
+      locations: [location("loc_u1", "2026-11-22T09:00:00Z", "open")],
+      channelConnections: [],
+    });
+    const [row] = await db.sql`select status from replica.locations where id = 'loc_u1'`;
+    expect(row).toEqual({ status: "paused" });
+  });
+
+  it("never moves a finished job back to running", async () => {
+    const job = { id: "job_u1", type: "menu_import", brand_id: "brd_u", created_at: "2026-11-22T10:00:00Z" };
+    expect(await upsertJob(db.sql, "mer_u", { ...job, status: "running" })).toBe(true);
+    expect(await upsertJob(db.sql, "mer_u", { ...job, status: "succeeded" })).toBe(true);
+    expect(await upsertJob(db.sql, "mer_u", { ...job, status: "running" })).toBe(false);
+    const [row] = await db.sql`select status from replica.jobs where id = 'job_u1'`;
+    expect(row).toEqual({ status: "succeeded" });
+  });
+
+  it("keeps the newest menu version", async () => {
+    const menu = (version: number) => ({
+      brand_id: "brd_u",
+      version,
+      updated_at: "2026-11-22T10:00:00Z",
+      products: [],
+      categories: [],
+    });
+    expect(await upsertMenu(db.sql, "mer_u", menu(2))).toBe(true);
+    expect(await upsertMenu(db.sql, "mer_u", menu(1))).toBe(false);
+    expect(await upsertMenu(db.sql, "mer_u", menu(2))).toBe(false);
+    const [row] = await db.sql`select version from replica.menus where brand_id = 'brd_u'`;
+    expect(row).toEqual({ version: 2 });
+  });
+});
