@@ -1,0 +1,191 @@
+import type { Sql } from "@loops-sync/db";
+import { LoopsClient } from "@loops-sync/loops-client";
+import { type Sandbox, startSandbox } from "@loops-sync/sandbox";
+import { readMemory } from "./cliProcess.ts";
+import { type StageTimes, startJobTrace } from "./jobTrace.ts";
+import { type SentEvent, sendOrderTraffic } from "./orderTraffic.ts";
+import { percentile } from "./percentile.ts";
+import { watchReplicaVersions } from "./replicaWatch.ts";
+import { serviceEnv, startReceiverProcess, startWorkerProcess } from "./serviceProcesses.ts";
+import { createWebhookSigner } from "./signedWebhook.ts";
+
+export interface FreshnessFigures {
+  rate: number;
+  seconds: number;
+  apiDelayMs: number;
+  acked: number;
+  failed: number;
+  /** ms from the receiver's 2xx to the commit that made the event's version (or a newer one) readable. */
+  p50: number;
+  p99: number;
+  max: number;
+  /** Events whose version had not reached the replica when the bench stopped waiting. */
+  unseen: number;
+  /** ms from sending the webhook to its 2xx at this rate. */
+  ackP50: number;
+  ackP99: number;
+  /** GET /orders/{id} calls per acknowledged event (coalescing shows as below 1). */
+  fetchesPerEvent: number;
+  /** Postgres transactions committed in this database per acknowledged event (receiver, worker, queue). */
+  commitsPerEvent: number;
+  /** The floor: one GET /orders/{id} from the bench itself, ms. */
+  directFetchP50: number;
+  directFetchP99: number;
+  receiverPeakRss: number | undefined;
+  workerPeakRss: number | undefined;
+  workerConcurrency: number;
+  /** With `trace`: where the worker's jobs spent their time. */
+  stages: StageTimes[] | undefined;
+}
+
+export interface FreshnessOptions {
+  sql: Sql;
+  databaseUrl: string;
+  /** Default: 1000 events/s. */
+  rate?: number;
+  seconds: number;
+  /** Default: 20 ms for every API answer. */
+  apiDelayMs?: number;
+  /** WORKER_CONCURRENCY of the worker process. */
+  workerConcurrency: number;
+  /** How long to wait after the traffic for the last versions. Default: 15 000 ms. */
+  drainMs?: number;
+  /** Log every job's creation, lock and completion (adds triggers: slower). Default: false. */
+  trace?: boolean;
+}
+
+/**
+ * Freshness at a fixed event rate: the CLI receiver and worker as their own processes, the sandbox
+ * answering every API call after `apiDelayMs`, and each event timed from its 2xx to the replica commit.
+ */
+export async function measureFreshness({
+  sql,
+  databaseUrl,
+  rate = 1000,
+  seconds,
+  apiDelayMs = 20,
+  workerConcurrency,
+  drainMs = 15_000,
+  trace = false,
+}: FreshnessOptions): Promise<FreshnessFigures> {
+  const sandbox = await startSandbox({ port: 0, faults: { apiSlowRate: 1, apiSlowMs: apiDelayMs } });
+  const signer = createWebhookSigner();
+  const env = serviceEnv({ databaseUrl, sandbox });
+  const receiver = await startReceiverProcess(env, signer.secret);
+  const worker = await startWorkerProcess(env, { concurrency: workerConcurrency, poolSize: 10 });
+
+  const seen = new Map<string, number>();
+  const waiting = new Map<string, { version: number; ackAt: number }[]>();
+  const freshness: number[] = [];
+  const acks: number[] = [];
+  let measuring = false;
+  const watch = await watchReplicaVersions(sql, (orderId, version, at) => {
+    if ((seen.get(orderId) ?? 0) < version) seen.set(orderId, version);
+    const list = waiting.get(orderId);
+    if (!list) return;
+    const rest = list.filter((w) => {
+      if (w.version > version) return true;
+      freshness.push(at - w.ackAt);
+      return false;
+    });
+    if (rest.length > 0) waiting.set(orderId, rest);
+    else waiting.delete(orderId);
+  });
+  const onAck = (e: SentEvent) => {
+    if (!measuring) return;
+    acks.push(e.ackAt - e.sentAt);
+    if ((seen.get(e.orderId) ?? 0) >= e.version) freshness.push(0);
+    else waiting.set(e.orderId, [...(waiting.get(e.orderId) ?? []), { version: e.version, ackAt: e.ackAt }]);
+  };
+
+  try {
+    const traffic = { sandbox, signer, receiverUrl: receiver.url!, rate, onAck };
+    // Warm-up: token, locations, JIT and pools; not counted.
+    await sendOrderTraffic({ ...traffic, seconds: 1 });
+    // The measured window starts with an idle worker, not with the warm-up's backlog (bounded wait).
+    await waitForIdleWorker(sql, 30_000);
+    const fetchesBefore = sandbox.stats().apiCalls["GET /orders/{order_id}"] ?? 0;
+    const commitsBefore = await commitCount(sql);
+    const jobTrace = trace ? await startJobTrace(sql) : undefined;
+    measuring = true;
+    const sent = await sendOrderTraffic({ ...traffic, seconds });
+    measuring = false;
+    const deadline = performance.now() + drainMs;
+    while (waiting.size > 0 && performance.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const fetches = (sandbox.stats().apiCalls["GET /orders/{order_id}"] ?? 0) - fetchesBefore;
+    const commits = (await commitCount(sql)) - commitsBefore;
+    const stages = await jobTrace?.read();
+    await jobTrace?.close();
+    const direct = await directFetchLatency(sandbox);
+    const receiverMemory = await readMemory(receiver.process.pid);
+    const workerMemory = await readMemory(worker.process.pid);
+    let unseen = 0;
+    for (const list of waiting.values()) unseen += list.length;
+    // A version that never arrived counts as infinitely late, so it cannot flatter the percentiles.
+    for (let i = 0; i < unseen; i++) freshness.push(Number.POSITIVE_INFINITY);
+    return {
+      rate,
+      seconds,
+      apiDelayMs,
+      acked: sent.acked,
+      failed: sent.failed,
+      p50: percentile(freshness, 50),
+      p99: percentile(freshness, 99),
+      max: percentile(freshness, 100),
+      unseen,
+      ackP50: percentile(acks, 50),
+      ackP99: percentile(acks, 99),
+      fetchesPerEvent: fetches / Math.max(1, sent.acked),
+      commitsPerEvent: commits / Math.max(1, sent.acked),
+      directFetchP50: percentile(direct, 50),
+      directFetchP99: percentile(direct, 99),
+      receiverPeakRss: receiverMemory?.peak,
+      workerPeakRss: workerMemory?.peak,
+      workerConcurrency,
+      stages,
+    };
+  } finally {
+    await receiver.process.stop();
+    await worker.process.stop();
+    await watch.close();
+    await sandbox.close();
+  }
+}
+
+/** The same GET /orders/{id} the worker makes, timed from here with a warm token and connection. */
+async function directFetchLatency(sandbox: Sandbox, samples = 50): Promise<number[]> {
+  const client = new LoopsClient({
+    apiUrl: sandbox.apiUrl,
+    authUrl: sandbox.authUrl,
+    clientId: sandbox.credentials.clientId,
+    clientSecret: sandbox.credentials.clientSecret,
+  });
+  const merchantId = sandbox.merchantIds[0]!;
+  const orderId = sandbox.truth.orders(merchantId)[0]!.id;
+  const api = client.forMerchant(merchantId);
+  await api.orders.get(orderId);
+  const times: number[] = [];
+  for (let i = 0; i < samples; i++) {
+    const start = performance.now();
+    await api.orders.get(orderId);
+    times.push(performance.now() - start);
+  }
+  return times;
+}
+
+async function waitForIdleWorker(sql: Sql, timeoutMs: number): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (performance.now() < deadline) {
+    const [row] = await sql<{ open: number }[]>`
+      select count(*)::int as open from sync.events where outcome = 'pending'`;
+    if (row!.open === 0) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Transactions committed in this database so far (pg_stat_database; the stats lag by up to ~0.5 s). */
+async function commitCount(sql: Sql): Promise<number> {
+  const [row] = await sql<{ n: number }[]>`
+    select xact_commit::float8 as n from pg_stat_database where datname = current_database()`;
+  return row!.n;
+}

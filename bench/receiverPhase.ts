@@ -1,0 +1,126 @@
+import { type ChildProcess, fork } from "node:child_process";
+import type { Sql } from "@loops-sync/db";
+import { readMemory } from "./cliProcess.ts";
+import { type LoadResult, runLoad } from "./loadGenerator.ts";
+import { measureRawInserts } from "./rawInserts.ts";
+import { createWebhookSigner } from "./signedWebhook.ts";
+
+export interface ReceiverFigures {
+  bare: LoadResult;
+  receiver: LoadResult;
+  raw: { perSecond: number; batchSize: number; concurrency: number };
+  /** Events per committed transaction (sync.events rows / process_events jobs). */
+  meanBatch: number;
+  /** VmHWM of the receiver process after the run. */
+  peakRss: number | undefined;
+  /** VmHWM of the bare Hono process under the same load. */
+  barePeakRss: number | undefined;
+  /** Every acknowledged webhook is a stored row, and every stored row is in a job. */
+  consistent: boolean;
+  stored: number;
+}
+
+interface ForkedServer {
+  child: ChildProcess;
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** bench/receiver-server.ts (the receiver engineer's harness): the real receiver, or a bare Hono endpoint. */
+async function forkServer(
+  mode: "bare" | "receiver",
+  secret: string,
+  databaseUrl: string,
+): Promise<ForkedServer> {
+  const child = fork(new URL("./receiver-server.ts", import.meta.url), [mode, secret], {
+    env: { ...process.env, BENCH_DATABASE_URL: databaseUrl },
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
+  const next = (kind: string) =>
+    new Promise<{ kind: string; url?: string }>((resolve, reject) => {
+      const onMessage = (m: { kind: string; url?: string }) => {
+        if (m.kind !== kind) return;
+        child.off("message", onMessage);
+        resolve(m);
+      };
+      child.on("message", onMessage);
+      child.once("exit", (code) => reject(new Error(`receiver-server ${mode} exited with ${code}`)));
+    });
+  const { url } = await next("ready");
+  return {
+    child,
+    url: url!,
+    async stop() {
+      const stopped = next("stopped");
+      child.send({ kind: "stop" });
+      await stopped;
+    },
+  };
+}
+
+/**
+ * Receiver throughput: a bare Hono endpoint and the receiver under the same closed-loop load, then the
+ * same rows as raw multi-row INSERTs with the receiver's own mean batch size and commit concurrency.
+ */
+export async function measureReceiver({
+  sql,
+  databaseUrl,
+  seconds,
+  connections = 100,
+}: {
+  sql: Sql;
+  databaseUrl: string;
+  seconds: number;
+  /** Default: 100. */
+  connections?: number;
+}): Promise<ReceiverFigures> {
+  const signer = createWebhookSigner();
+  const warmup = Math.min(2, seconds);
+
+  const bareServer = await forkServer("bare", signer.secret, databaseUrl);
+  await runLoad({ url: bareServer.url, signer, seconds: warmup, connections });
+  const bare = await runLoad({ url: bareServer.url, signer, seconds, connections });
+  const barePeakRss = (await readMemory(bareServer.child.pid!))?.peak;
+  await bareServer.stop();
+
+  const receiverServer = await forkServer("receiver", signer.secret, databaseUrl);
+  await runLoad({ url: receiverServer.url, signer, seconds: warmup, connections });
+  const before = await counts(sql);
+  const receiver = await runLoad({ url: receiverServer.url, signer, seconds, connections });
+  const peakRss = (await readMemory(receiverServer.child.pid!))?.peak;
+  await receiverServer.stop();
+  const after = await counts(sql);
+  const stored = after.events - before.events;
+  const meanBatch = stored / Math.max(1, after.jobs - before.jobs);
+
+  // The same rows without the HTTP server, as many commits at once as the receiver's group commit.
+  const batchSize = Math.max(1, Math.round(meanBatch));
+  const concurrency = Number(process.env.BENCH_COMMITS || 2);
+  const raw = await measureRawInserts({ sql, batchSize, concurrency, seconds });
+
+  return {
+    bare,
+    receiver,
+    raw: { ...raw, batchSize, concurrency },
+    meanBatch,
+    peakRss,
+    barePeakRss,
+    // Requests in flight when autocannon stops are stored but not counted as 2xx: >= is the check.
+    consistent: stored >= receiver.ok && after.enqueued === after.webhookEvents,
+    stored,
+  };
+}
+
+async function counts(sql: Sql) {
+  const [row] = await sql<{ events: number; webhookEvents: number; enqueued: number; jobs: number }[]>`
+    select (select count(*)::int from sync.events) as events,
+           (select count(*)::int from sync.events where source = 'webhook') as "webhookEvents",
+           (select coalesce(sum(jsonb_array_length(payload::jsonb -> 'eventIds')), 0)::int
+              from graphile_worker._private_jobs j
+              join graphile_worker._private_tasks t on t.id = j.task_id
+             where t.identifier = 'process_events') as enqueued,
+           (select count(*)::int from graphile_worker._private_jobs j
+              join graphile_worker._private_tasks t on t.id = j.task_id
+             where t.identifier = 'process_events') as jobs`;
+  return row!;
+}
