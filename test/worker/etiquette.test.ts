@@ -10,7 +10,10 @@ beforeAll(async () => {
   await h.worker();
   // Warm up: one order per merchant brings their locations into the replica, so the tests below see
   // only order fetches (an unknown location would add a concurrent GET /locations to the calls they count).
-  const warmUp = [h.sandbox.createOrder({ merchantId: "mer_demo_1" }), h.sandbox.createOrder({ merchantId: "mer_demo_2" })];
+  const warmUp = [
+    h.sandbox.createOrder({ merchantId: "mer_demo_1" }),
+    h.sandbox.createOrder({ merchantId: "mer_demo_2" }),
+  ];
   const ids = await h.ingest((e) => warmUp.some((o) => e.data.order_id === o.id));
   await waitFor("warm-up orders applied", () => settled(h.db, ids));
   await waitFor("no job left from the warm-up", async () => {
@@ -106,7 +109,10 @@ describe("worker: upstream etiquette", () => {
     await waitFor("re-run applied", async () => (await outcomes(h.db, ids))[ids[0]!] === "applied");
     const [stored] = await h.db.sql`select version from replica.orders where id = ${order.id}`;
     expect(stored!.version).toBe(h.sandbox.truth.order(order.id)!.version);
-    await waitFor("the re-run job completed", async () => (await refreshJobs("mer_demo_1", order.id)).length === 0);
+    await waitFor(
+      "the re-run job completed",
+      async () => (await refreshJobs("mer_demo_1", order.id)).length === 0,
+    );
   });
 
   it("connection.revoked stops every call for the merchant; its data stays", async () => {
