@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import type { EventEnvelope } from "@loops-sync/db";
+import { orderLane, ordersJobKey } from "@loops-sync/worker";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHarness, type Harness, outcomes, settled, waitFor } from "./support/harness.ts";
 
@@ -42,10 +43,11 @@ async function spawnWorker(): Promise<ChildProcess> {
   return child;
 }
 
-async function lockedRefresh(orderId: string) {
+/** The batch refresh job of the order's lane (refresh_orders, keyed `orders:<merchant>:<lane>`). */
+async function lockedRefresh(merchantId: string, orderId: string) {
   const [job] = await h.db.sql<{ locked_by: string | null; attempts: number }[]>`
     select locked_by, attempts from graphile_worker.jobs
-    where task_identifier = 'refresh_order' and key like ${`%:${orderId}`}`;
+    where task_identifier = 'refresh_orders' and key = ${ordersJobKey(merchantId, orderLane(orderId))}`;
   return job;
 }
 
@@ -57,13 +59,19 @@ describe("worker: crashes and shutdown", () => {
     h.sandbox.advanceOrder(order.id);
     const ids = await h.ingest(eventsOf(order.id));
     await waitFor("the child to be mid-fetch", async () => {
-      const job = await lockedRefresh(order.id);
+      const job = await lockedRefresh("mer_demo_1", order.id);
       return job?.locked_by != null && h.calls(ORDER_FETCH) >= 1;
     });
-    const deadPool = (await lockedRefresh(order.id))!.locked_by;
+    const deadPool = (await lockedRefresh("mer_demo_1", order.id))!.locked_by;
     child.kill("SIGKILL");
     await new Promise((resolve) => child.once("exit", resolve));
     expect(await outcomes(h.db, ids)).toEqual(Object.fromEntries(ids.map((id) => [id, "pending"])));
+    // The dead worker's claim on the order's queue rows rolled back with its connection.
+    await waitFor("the claim rolled back", async () => {
+      const [row] = await h.db.sql<{ n: number }[]>`
+        select count(*)::int as n from sync.order_refresh where order_id = ${order.id}`;
+      return row!.n > 0;
+    });
 
     h.sandbox.setFaults({ apiSlowRate: 0 });
     await h.worker({ deadWorkerAfterMs: 1000 });
@@ -81,9 +89,12 @@ describe("worker: crashes and shutdown", () => {
     const worker = await h.worker({ shutdownAbortAfterMs: 200 });
     const order = h.sandbox.createOrder({ merchantId: "mer_demo_1" });
     const ids = await h.ingest(eventsOf(order.id));
-    await waitFor("a worker to be mid-fetch", async () => (await lockedRefresh(order.id))?.locked_by != null);
+    await waitFor(
+      "a worker to be mid-fetch",
+      async () => (await lockedRefresh("mer_demo_1", order.id))?.locked_by != null,
+    );
     await worker.stop();
-    const job = await lockedRefresh(order.id);
+    const job = await lockedRefresh("mer_demo_1", order.id);
     expect(job).toMatchObject({ locked_by: null, attempts: 0 });
     expect(await outcomes(h.db, ids)).toEqual({ [ids[0]!]: "pending" });
 

@@ -1,5 +1,5 @@
 import { type EventEnvelope, storeEventsAndEnqueue } from "@loops-sync/db";
-import { createWorkerMetrics } from "@loops-sync/worker";
+import { createWorkerMetrics, orderLane } from "@loops-sync/worker";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   APPLICATION_ID,
@@ -143,13 +143,55 @@ describe("worker: order events", () => {
     expect(row).toMatchObject({ outcome: "failed" });
     expect(row!.error).toMatch(/404/);
     expect(row!.outcome_at).toBeInstanceOf(Date);
-    // The job completes (it is not left to retry), after one call.
-    const key = `order:${MERCHANT}:ord_does_not_exist`;
-    await waitFor("the refresh job gone", async () => {
-      const [left] = await h.db.sql`select count(*)::int as n from graphile_worker.jobs where key = ${key}`;
+    // The batch completes, the order is not handed to a retrying job of its own, after one call.
+    await waitFor("the batch job gone", async () => {
+      const [left] = await h.db.sql`
+        select count(*)::int as n from graphile_worker.jobs where key like ${`orders:${MERCHANT}:%`}`;
       return left!.n === 0;
     });
+    const [retrying] = await h.db.sql`
+      select count(*)::int as n from graphile_worker.jobs where key = ${`order:${MERCHANT}:ord_does_not_exist`}`;
+    expect(retrying!.n).toBe(0);
     expect(h.calls(ORDER_FETCH) - fetches).toBe(1);
+  });
+
+  it("fetches a merchant's queued orders in batches: one call each, one transaction per lane, a missing one failed alone", async () => {
+    const orders = Array.from({ length: 12 }, () => h.sandbox.createOrder({ merchantId: MERCHANT }));
+    const ids = new Set(orders.map((o) => o.id));
+    const events = (h.sandbox.truth.events() as unknown as EventEnvelope[]).filter((e) =>
+      ids.has(e.data.order_id as string),
+    );
+    expect(events).toHaveLength(12);
+    const ghost = {
+      ...events[0]!,
+      id: "evt_ghost_in_batch",
+      data: { ...events[0]!.data, order_id: "ord_missing_in_batch", version: 1 },
+    };
+    const fetches = h.calls(ORDER_FETCH);
+    await h.db.sql.begin((tx) =>
+      storeEventsAndEnqueue(tx, [...events, ghost], { source: "webhook", applicationId: APPLICATION_ID }),
+    );
+    const all = [...events.map((e) => e.id), ghost.id];
+    await waitFor("batch settled", () => settled(h.db, all));
+    const result = await outcomes(h.db, all);
+    expect(result[ghost.id]).toBe("failed");
+    expect(events.map((e) => result[e.id])).toEqual(events.map(() => "applied"));
+    expect(h.calls(ORDER_FETCH) - fetches).toBe(13);
+    // now() is the transaction's start: one value per lane means one transaction wrote each lane's orders.
+    // (Text, for microseconds: two transactions can start within one millisecond.)
+    const written = await h.db.sql<{ id: string; synced: string }[]>`
+      select id, synced_at::text as synced from replica.orders where id = any(${[...ids]}::text[])`;
+    expect(written).toHaveLength(12);
+    const lanes = new Map<number, Set<string>>();
+    for (const row of written) {
+      const lane = orderLane(row.id);
+      lanes.set(lane, (lanes.get(lane) ?? new Set()).add(row.synced));
+    }
+    // Twelve orders in eight lanes: some lane holds several, and they share one transaction.
+    for (const times of lanes.values()) expect(times.size).toBe(1);
+    const [queue] = await h.db.sql`
+      select count(*)::int as n from sync.order_refresh where merchant_id = ${MERCHANT}`;
+    expect(queue!.n).toBe(0);
   });
 
   it("records an unknown event type as unhandled, and the job succeeds", async () => {
@@ -167,7 +209,7 @@ describe("worker: order events", () => {
 
   it("counts its work in the given prom-client registry", async () => {
     const text = await registry.metrics();
-    expect(text).toMatch(/loops_sync_worker_jobs_total\{task="refresh_order",result="success"\} [1-9]/);
+    expect(text).toMatch(/loops_sync_worker_jobs_total\{task="refresh_orders",result="success"\} [1-9]/);
     expect(text).toMatch(/loops_sync_worker_events_total\{outcome="stale"\} [1-9]/);
     expect(text).toMatch(/loops_sync_worker_order_applies_total\{changed="true"\} [1-9]/);
   });

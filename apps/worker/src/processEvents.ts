@@ -3,7 +3,7 @@ import type { Task } from "graphile-worker";
 import { enqueueJob, type JobSpec } from "./enqueueJob.ts";
 import { type EventOutcome, settleEvents } from "./eventOutcomes.ts";
 import { revokeMerchant } from "./merchantState.ts";
-import { orderJobKey } from "./refreshOrder.ts";
+import { ordersJob, queueOrderRefresh } from "./refreshOrders.ts";
 import { jobIdOf, routeEvent } from "./routeEvent.ts";
 import type { WorkerContext } from "./workerContext.ts";
 
@@ -21,11 +21,9 @@ interface StoredEvent {
 }
 
 /**
- * How long a refresh waits for more events of the same burst to join it (job_key, preserve_run_at). Without
- * it, an event arriving while its order's refresh is running makes a second keyed job that starts at once on
- * another worker slot, and a burst of 20 cost 3+ fetches (tried at 0: test/worker/orders.test.ts failed).
- * It is most of the low-rate freshness (bench/README.md, Freshness); the fix is batched refreshes per
- * merchant, not a shorter window.
+ * How long a refresh of locations or the merchant waits for more events of the same burst to join it
+ * (job_key, preserve_run_at). Orders need no window: they queue in sync.order_refresh and a batch takes
+ * whatever has queued by the time it runs.
  */
 const COALESCE_MS = 250;
 
@@ -33,7 +31,8 @@ const COALESCE_MS = 250;
  * process_events: dispatches stored events by type, in one transaction that records outcomes and adds the
  * refresh jobs together. It never calls upstream itself: calls live in jobs flagged per merchant, so a
  * 429 pause or a revocation applies to them. Order events the replica already covers are stale at once;
- * the rest become one refresh_order per order (keyed, so a burst coalesces). Events named here are only
+ * the rest are queued in sync.order_refresh for the merchant's one refresh_orders job (keyed, so a burst
+ * joins the pending batch). Events named here are only
  * those still pending, so running the same job twice (after a crash) does nothing new.
  */
 export function processEventsTask(ctx: WorkerContext): Task {
@@ -72,6 +71,7 @@ async function dispatch(
     order by e.created_at, e.id`;
 
   const outcomes: EventOutcome[] = [];
+  const queued = new Map<string, { order_id: string; version: number | null }[]>();
   const jobs = new Map<string, JobSpec>();
   const revokedNow = new Set<string>();
   const later = new Date(Date.now() + COALESCE_MS);
@@ -98,12 +98,9 @@ async function dispatch(
       ) {
         outcomes.push({ id: e.id, outcome: "stale" });
       } else {
-        want(orderJobKey(merchantId, e.order_id), {
-          task: "refresh_order",
-          payload: { merchantId, orderId: e.order_id },
-          merchantId,
-          runAt: later,
-        });
+        const rows = queued.get(merchantId) ?? [];
+        rows.push({ order_id: e.order_id, version: e.order_version });
+        queued.set(merchantId, rows);
       }
     } else if (route === "job") {
       const jobId = jobIdOf(e.data);
@@ -149,6 +146,15 @@ async function dispatch(
 
   await settleEvents(tx, outcomes);
   for (const merchantId of revokedNow) await revokeMerchant(tx, merchantId);
+  for (const [merchantId, rows] of [...queued].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    if (revokedNow.has(merchantId)) continue;
+    // Most of the time the merchant's batch job is already waiting and will see these rows: adding it
+    // again would make every process_events of the merchant queue up behind one job row's lock.
+    for (const lane of await queueOrderRefresh(tx, merchantId, rows)) {
+      const job = ordersJob(merchantId, lane);
+      jobs.set(job.jobKey!, job);
+    }
+  }
   // Keys in one global order: concurrent process_events transactions adding the same new keys (a merchant's
   // locations, a busy order) otherwise wait on each other's unique-index entries in a cycle (40P01).
   for (const [key, spec] of [...jobs].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {

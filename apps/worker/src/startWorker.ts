@@ -14,6 +14,7 @@ import { refreshJobTask } from "./refreshJob.ts";
 import { refreshChannelsTask, refreshLocationsTask } from "./refreshLocations.ts";
 import { refreshMerchantTask } from "./refreshMerchant.ts";
 import { refreshOrderTask } from "./refreshOrder.ts";
+import { refreshOrdersTask } from "./refreshOrders.ts";
 import { refreshResourcesTask } from "./refreshResources.ts";
 import type { WorkerContext } from "./workerContext.ts";
 import { createWorkerMetrics } from "./workerMetrics.ts";
@@ -88,6 +89,7 @@ export async function startWorker({
   const tasks: Record<TaskName, Task> = {
     process_events: processEventsTask(ctx),
     refresh_order: refreshOrderTask(ctx),
+    refresh_orders: refreshOrdersTask(ctx),
     refresh_locations: refreshLocationsTask(ctx),
     refresh_channels: refreshChannelsTask(ctx),
     refresh_merchant: refreshMerchantTask(ctx),
