@@ -1,6 +1,6 @@
 import { type ChildProcess, fork } from "node:child_process";
 import type { Sql } from "@loops-sync/db";
-import { readMemory } from "./cliProcess.ts";
+import { PRODUCT_NODE_FLAGS, readMemory } from "./cliProcess.ts";
 import { type LoadResult, runLoad } from "./loadGenerator.ts";
 import { measureRawInserts } from "./rawInserts.ts";
 import { createWebhookSigner } from "./signedWebhook.ts";
@@ -33,6 +33,8 @@ async function forkServer(
   databaseUrl: string,
 ): Promise<ForkedServer> {
   const child = fork(new URL("./receiver-server.ts", import.meta.url), [mode, secret], {
+    // The Node flags bin/loops-sync and the image start every process with, for both servers alike.
+    execArgv: [...process.execArgv, ...PRODUCT_NODE_FLAGS],
     env: { ...process.env, BENCH_DATABASE_URL: databaseUrl },
     stdio: ["ignore", "inherit", "inherit", "ipc"],
   });

@@ -38,7 +38,7 @@ export interface ReceiverAppOptions {
   statusPage?: boolean;
   /** Mounts more routes (e.g. the operator page at /status) before the 404/405 fallbacks. Default: none. */
   extraRoutes?: (app: ReceiverApp, context: ReceiverRouteContext) => void;
-  /** Longest wait for a commit before 503; also the statement_timeout of the transaction. Default: 5000 ms. */
+  /** Longest wait for a commit before 503; the statement is cancelled then too. Default: 5000 ms. */
   storeTimeoutMs?: number;
   /** Retry-After on 503 answers, in seconds. Default: 5. */
   retryAfterSeconds?: number;

@@ -19,6 +19,11 @@ export interface StoreEventsOptions {
   source: EventSource;
   /** Our LOOPS_APPLICATION_ID: events it originated are stored as ignored_self and get no job. */
   applicationId: string | undefined;
+  /**
+   * Cancels the statement (a Postgres cancel request) when it has not finished after this many ms, so work
+   * whose callers were already answered is not committed later. Default: no limit.
+   */
+  timeoutMs?: number;
 }
 
 export interface StoreEventsResult {
@@ -41,13 +46,13 @@ export interface StoreEventsResult {
 export async function storeEventsAndEnqueue(
   sql: Sql | TransactionSql,
   events: readonly EventEnvelope[],
-  { source, applicationId }: StoreEventsOptions,
+  { source, applicationId, timeoutMs }: StoreEventsOptions,
 ): Promise<StoreEventsResult> {
   if (events.length === 0) return { inserted: [], duplicates: [], ignoredSelf: [], enqueued: [] };
   const self = applicationId ?? null;
   // Arrays unnested server-side keep a single prepared plan for any batch size. Data-modifying CTEs always
   // run; the job CTE is a SELECT, so the final query references it (evaluated once, as an InitPlan).
-  const rows = await sql<{ id: string; outcome: string; jobs: number }[]>`
+  const statement = sql<{ id: string; outcome: string; jobs: number }[]>`
     with input as (
       select *
       from unnest(
@@ -92,6 +97,13 @@ export async function storeEventsAndEnqueue(
       having count(*) > 0
     )
     select id, outcome, (select count(*)::int from job) as jobs from stored`;
+  const timer = timeoutMs === undefined ? undefined : setTimeout(() => statement.cancel(), timeoutMs);
+  let rows: Awaited<typeof statement>;
+  try {
+    rows = await statement;
+  } finally {
+    clearTimeout(timer);
+  }
 
   const inserted = rows.map((r) => r.id);
   const insertedSet = new Set(inserted);
