@@ -4,7 +4,7 @@ import { createInterface } from "node:readline";
 
 const MAIN = new URL("../apps/cli/src/main.ts", import.meta.url).pathname;
 /** The Node flags bin/loops-sync (and the image's NODE_OPTIONS) start every loops-sync process with. */
-export const PRODUCT_NODE_FLAGS = ["--max-semi-space-size=8"];
+export const PRODUCT_NODE_FLAGS = ["--max-semi-space-size=8", "--max-old-space-size=128"];
 
 export interface CliProcess {
   child: ChildProcess;
