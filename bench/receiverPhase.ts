@@ -34,7 +34,11 @@ async function forkServer(
 ): Promise<ForkedServer> {
   const child = fork(new URL("./receiver-server.ts", import.meta.url), [mode, secret], {
     // The Node flags bin/loops-sync and the image start every process with, for both servers alike.
-    execArgv: [...process.execArgv, ...PRODUCT_NODE_FLAGS],
+    // (BENCH_CHILD_NODE_OPTIONS replaces them, as for the other child processes.)
+    execArgv: [
+      ...process.execArgv,
+      ...(process.env.BENCH_CHILD_NODE_OPTIONS?.split(" ").filter(Boolean) ?? PRODUCT_NODE_FLAGS),
+    ],
     env: { ...process.env, BENCH_DATABASE_URL: databaseUrl },
     stdio: ["ignore", "inherit", "inherit", "ipc"],
   });
