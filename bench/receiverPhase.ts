@@ -121,10 +121,13 @@ async function counts(sql: Sql) {
   const [row] = await sql<{ events: number; webhookEvents: number; enqueued: number; jobs: number }[]>`
     select (select count(*)::int from sync.events) as events,
            (select count(*)::int from sync.events where source = 'webhook') as "webhookEvents",
+           -- Handed to the worker: named in a process_events job, or (order events) a row of the order
+           -- refresh queue each.
            (select coalesce(sum(jsonb_array_length(payload::jsonb -> 'eventIds')), 0)::int
               from graphile_worker._private_jobs j
               join graphile_worker._private_tasks t on t.id = j.task_id
-             where t.identifier = 'process_events') as enqueued,
+             where t.identifier = 'process_events')
+           + (select count(*)::int from sync.order_refresh) as enqueued,
            (select count(*)::int from graphile_worker._private_jobs j
               join graphile_worker._private_tasks t on t.id = j.task_id
              where t.identifier = 'process_events') as jobs`;

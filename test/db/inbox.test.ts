@@ -28,7 +28,7 @@ describe("storeEventsAndEnqueue", () => {
       select t.identifier as task_identifier, j.payload
       from graphile_worker._private_jobs j join graphile_worker._private_tasks t on t.id = j.task_id order by j.id`;
 
-  it("stores new events with one job, skips duplicates, marks self-originated ones ignored", async () => {
+  it("stores new events, queues order events for the refresher and the rest in one job, skips duplicates, marks self-originated ones ignored", async () => {
     const result = await db.sql.begin((tx) =>
       storeEventsAndEnqueue(
         tx,
@@ -44,7 +44,9 @@ describe("storeEventsAndEnqueue", () => {
     expect(result.inserted.sort()).toEqual(["evt_1", "evt_2", "evt_self"]);
     expect(result.duplicates).toEqual(["evt_1"]);
     expect(result.ignoredSelf).toEqual(["evt_self"]);
-    expect(result.enqueued.sort()).toEqual(["evt_1", "evt_2"]);
+    // Our application id is known, so the order event goes straight to the order refresh queue.
+    expect(result.queued).toEqual(["evt_1"]);
+    expect(result.enqueued).toEqual(["evt_2"]);
 
     const again = await db.sql.begin((tx) =>
       storeEventsAndEnqueue(tx, [event("evt_1"), event("evt_2")], {
@@ -52,12 +54,20 @@ describe("storeEventsAndEnqueue", () => {
         applicationId: "app_us",
       }),
     );
-    expect(again).toEqual({ inserted: [], duplicates: ["evt_1", "evt_2"], ignoredSelf: [], enqueued: [] });
+    expect(again).toEqual({
+      inserted: [],
+      duplicates: ["evt_1", "evt_2"],
+      ignoredSelf: [],
+      enqueued: [],
+      queued: [],
+    });
 
     const all = await jobs();
     expect(all).toHaveLength(1);
     expect(all[0]!.task_identifier).toBe("process_events");
-    expect(all[0]!.payload.eventIds.sort()).toEqual(["evt_1", "evt_2"]);
+    expect(all[0]!.payload.eventIds).toEqual(["evt_2"]);
+    const queue = await db.sql`select merchant_id, order_id, version from sync.order_refresh`;
+    expect(queue).toEqual([{ merchant_id: "mer_a", order_id: "ord_1", version: 3 }]);
 
     const rows =
       await db.sql`select id, outcome, source, order_id, order_version, payload from sync.events order by id`;

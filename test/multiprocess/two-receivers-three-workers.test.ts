@@ -51,7 +51,8 @@ describe(`two receivers and three workers on one database (seed ${SEED})`, () =>
     const receivers = [1, 2].map((n) =>
       procs.spawn({ name: `${RUN_ID}-receiver-${n}`, args: ["receiver"], env }),
     );
-    // Debug level for the workers: their "Completed task" lines show that each one did work.
+    // Debug level for the workers: their "Completed task" and "Completed order batch" lines show that each
+    // one did work.
     workers = [1, 2, 3].map((n) =>
       procs.spawn({ name: `${RUN_ID}-worker-${n}`, args: ["worker"], env: { ...env, LOG_LEVEL: "debug" } }),
     );
@@ -135,7 +136,7 @@ describe(`two receivers and three workers on one database (seed ${SEED})`, () =>
       );
       // All three workers shared the load (a worker alive but unable to take jobs would do none).
       const completed = workers.map(
-        (w) => (readFileSync(w.logFile, "utf8").match(/Completed task/g) ?? []).length,
+        (w) => (readFileSync(w.logFile, "utf8").match(/Completed (task|order batch)/g) ?? []).length,
       );
       console.log(`multiprocess: jobs completed per worker ${JSON.stringify(completed)}`);
       for (const [i, n] of completed.entries())

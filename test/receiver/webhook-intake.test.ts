@@ -46,12 +46,19 @@ describe("POST /webhooks/loops", () => {
   const rows = async (id: string) =>
     db.sql<{ id: string; type: string; source: string; outcome: string; payload: Record<string, unknown> }[]>`
       select id, type, source, outcome, payload from sync.events where id = ${id}`;
+  /**
+   * How many times the event was handed to the worker: process_events jobs naming it, plus the order refresh
+   * queue rows of its order (where the inbox puts order events; no worker runs in this file).
+   */
   const jobsFor = async (id: string) =>
     (
       await db.sql<{ n: number }[]>`
-        select count(*)::int as n from graphile_worker._private_jobs j
-        join graphile_worker._private_tasks t on t.id = j.task_id
-        where t.identifier = 'process_events' and j.payload::jsonb -> 'eventIds' ? ${id}`
+        select (select count(*)::int from graphile_worker._private_jobs j
+                join graphile_worker._private_tasks t on t.id = j.task_id
+                where t.identifier = 'process_events' and j.payload::jsonb -> 'eventIds' ? ${id})
+             + (select count(*)::int from sync.order_refresh q
+                join sync.events e on e.order_id = q.order_id and e.merchant_id = q.merchant_id
+                where e.id = ${id}) as n`
     )[0]!.n;
 
   it("accepts the official Standard Webhooks vector's signature (its body is no event envelope: 400)", async () => {

@@ -116,22 +116,27 @@ export interface ResolveOrderBatchOptions {
 /**
  * {@link resolveOrderEvents} for a whole batch, in one statement: settles the events of these orders that
  * the replica now covers (pending, or failed earlier and now repaired). The rest stay pending: each has a
- * queue row of its own (or a refresh_order job) that a later run answers. Returns how many it settled.
+ * queue row of its own (or a refresh_order job) that a later run answers. Returns how many it settled, by
+ * outcome.
  */
 export async function resolveOrderBatchEvents(
   tx: Sql | TransactionSql,
   { merchantId, orders, receivedBefore }: ResolveOrderBatchOptions,
-): Promise<number> {
-  if (orders.length === 0) return 0;
-  const settled = await tx`
-    update sync.events as e
-    set outcome = case when e.order_version <= b.version_before then 'stale' else 'applied' end,
-        error = null, outcome_at = now()
-    from unnest(${orders.map((o) => o.orderId)}::text[], ${orders.map((o) => o.versionBefore)}::bigint[])
-      as b(order_id, version_before)
-    join replica.orders o on o.id = b.order_id
-    where e.order_id = b.order_id and e.merchant_id = ${merchantId} and e.type like 'order.%'
-      and e.outcome in ('pending', 'failed')
-      and (e.order_version <= o.version or (e.order_version is null and e.received_at <= ${receivedBefore}))`;
-  return settled.count;
+): Promise<Record<string, number>> {
+  if (orders.length === 0) return {};
+  const settled = await tx<{ outcome: string; n: number }[]>`
+    with settled as (
+      update sync.events as e
+      set outcome = case when e.order_version <= b.version_before then 'stale' else 'applied' end,
+          error = null, outcome_at = now()
+      from unnest(${orders.map((o) => o.orderId)}::text[], ${orders.map((o) => o.versionBefore)}::bigint[])
+        as b(order_id, version_before)
+      join replica.orders o on o.id = b.order_id
+      where e.order_id = b.order_id and e.merchant_id = ${merchantId} and e.type like 'order.%'
+        and e.outcome in ('pending', 'failed')
+        and (e.order_version <= o.version or (e.order_version is null and e.received_at <= ${receivedBefore}))
+      returning e.outcome
+    )
+    select outcome, count(*)::int as n from settled group by outcome`;
+  return Object.fromEntries(settled.map((r) => [r.outcome, r.n]));
 }

@@ -3,7 +3,7 @@ import type { Task } from "graphile-worker";
 import { enqueueJob, type JobSpec } from "./enqueueJob.ts";
 import { type EventOutcome, settleEvents } from "./eventOutcomes.ts";
 import { revokeMerchant } from "./merchantState.ts";
-import { ordersJob, queueOrderRefresh } from "./refreshOrders.ts";
+import { queueOrders } from "./refreshOrders.ts";
 import { jobIdOf, routeEvent } from "./routeEvent.ts";
 import type { WorkerContext } from "./workerContext.ts";
 
@@ -31,8 +31,7 @@ const COALESCE_MS = 250;
  * process_events: dispatches stored events by type, in one transaction that records outcomes and adds the
  * refresh jobs together. It never calls upstream itself: calls live in jobs flagged per merchant, so a
  * 429 pause or a revocation applies to them. Order events the replica already covers are stale at once;
- * the rest are queued in sync.order_refresh for the merchant's one refresh_orders job (keyed, so a burst
- * joins the pending batch). Events named here are only
+ * the rest are queued in sync.order_refresh, where the worker's order refresher fetches them in batches. Events named here are only
  * those still pending, so running the same job twice (after a crash) does nothing new.
  */
 export function processEventsTask(ctx: WorkerContext): Task {
@@ -146,14 +145,9 @@ async function dispatch(
 
   await settleEvents(tx, outcomes);
   for (const merchantId of revokedNow) await revokeMerchant(tx, merchantId);
-  for (const [merchantId, rows] of [...queued].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-    if (revokedNow.has(merchantId)) continue;
-    // Most of the time the merchant's batch job is already waiting and will see these rows: adding it
-    // again would make every process_events of the merchant queue up behind one job row's lock.
-    for (const lane of await queueOrderRefresh(tx, merchantId, rows)) {
-      const job = ordersJob(merchantId, lane);
-      jobs.set(job.jobKey!, job);
-    }
+  for (const [merchantId, rows] of queued) {
+    // The worker's order refresher takes them from here (woken by the NOTIFY at commit).
+    if (!revokedNow.has(merchantId)) await queueOrders(tx, merchantId, rows);
   }
   // Keys in one global order: concurrent process_events transactions adding the same new keys (a merchant's
   // locations, a busy order) otherwise wait on each other's unique-index entries in a cycle (40P01).

@@ -8,13 +8,13 @@ import { enqueueJob } from "./enqueueJob.ts";
 import { graphileLogger } from "./graphileLogger.ts";
 import type { LoopsApi } from "./loopsApi.ts";
 import { pausedMerchantFlags } from "./merchantState.ts";
+import { startOrderRefresher } from "./orderRefresher.ts";
 import { createPoolRegistry } from "./poolRegistry.ts";
 import { processEventsTask } from "./processEvents.ts";
 import { refreshJobTask } from "./refreshJob.ts";
 import { refreshChannelsTask, refreshLocationsTask } from "./refreshLocations.ts";
 import { refreshMerchantTask } from "./refreshMerchant.ts";
 import { refreshOrderTask } from "./refreshOrder.ts";
-import { refreshOrdersTask } from "./refreshOrders.ts";
 import { refreshResourcesTask } from "./refreshResources.ts";
 import type { WorkerContext } from "./workerContext.ts";
 import { createWorkerMetrics } from "./workerMetrics.ts";
@@ -44,6 +44,11 @@ export interface StartWorkerOptions {
   deadWorkerAfterMs?: number;
   /** On stop, how long running jobs may finish before their calls are aborted and they are released. Default: 5000 ms. */
   shutdownAbortAfterMs?: number;
+  /**
+   * Merchant lanes the order refresher works at once; each batch holds one connection of `sql` while it
+   * fetches. Default: half of `sql`'s pool size (at least 1).
+   */
+  orderRefreshConcurrency?: number;
   /** Queue a refresh of merchants, locations and channels when starting. Default: true. */
   refreshResourcesAtStart?: boolean;
   /** More tasks to run in the same pool (catch-up, backfill), by name. Default: none. */
@@ -78,6 +83,7 @@ export async function startWorker({
   deadWorkerAfterMs = 60_000,
   shutdownAbortAfterMs = 5000,
   refreshResourcesAtStart = true,
+  orderRefreshConcurrency,
   extraTasks = {},
   extraCrontab = "",
 }: StartWorkerOptions): Promise<RunningWorker> {
@@ -89,7 +95,6 @@ export async function startWorker({
   const tasks: Record<TaskName, Task> = {
     process_events: processEventsTask(ctx),
     refresh_order: refreshOrderTask(ctx),
-    refresh_orders: refreshOrdersTask(ctx),
     refresh_locations: refreshLocationsTask(ctx),
     refresh_channels: refreshChannelsTask(ctx),
     refresh_merchant: refreshMerchantTask(ctx),
@@ -158,6 +163,16 @@ export async function startWorker({
       jobKeyMode: "preserve_run_at",
     });
   }
+  const poolSize = (sql as { options?: { max?: number } }).options?.max ?? 10;
+  const refresher = await startOrderRefresher(ctx, {
+    concurrency: orderRefreshConcurrency ?? Math.max(1, Math.floor(poolSize / 2)),
+    pollIntervalMs: Math.min(pollIntervalMs, 1000),
+  }).catch(async (error: unknown) => {
+    await runner.stop().catch(() => {});
+    await pools.close().catch(() => {});
+    await pgPool.end().catch(() => {});
+    throw error;
+  });
   logger.info({ concurrency, merchants: merchantIds.length }, "worker started");
 
   let stopping: Promise<void> | undefined;
@@ -165,7 +180,7 @@ export async function startWorker({
     stop() {
       stopping ??= (async () => {
         try {
-          await runner.stop();
+          await Promise.all([runner.stop(), refresher.stop(shutdownAbortAfterMs)]);
         } finally {
           await pools.close();
           await pgPool.end();

@@ -47,7 +47,7 @@ export function createWorkerMetrics(registry: Registry = new Registry()): Worker
     }),
     events: new Counter({
       name: "loops_sync_worker_events_total",
-      help: "Events dispatched by process_events, by outcome",
+      help: "Events settled by the worker (process_events and order batches), by outcome",
       labelNames: ["outcome"],
       registers: [registry],
     }),

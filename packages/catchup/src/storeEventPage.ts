@@ -61,7 +61,9 @@ export async function storeEventPage(
   }
   const stored = await sql.begin(async (tx) => {
     const s = await storeEventsAndEnqueue(tx, events, { source: "catchup", applicationId });
-    const settled = await settleCoveredOrderEvents(tx, s.enqueued, written);
+    // Order events the list refresh already covers are settled here; their queue rows then cost the
+    // refresher a claim and no call.
+    const settled = await settleCoveredOrderEvents(tx, s.inserted, written);
     await advanceEventCursor(tx, merchantId, last, s.inserted.length);
     return { inserted: s.inserted.length, settled };
   });

@@ -35,11 +35,18 @@ export interface StoreEventsResult {
   ignoredSelf: string[];
   /** Ids handed to the worker in this transaction's process_events job. */
   enqueued: string[];
+  /**
+   * Order events queued straight in sync.order_refresh for the worker's order refresher (when our
+   * application id is known, so a self-originated event was already told apart): no job, no hop.
+   */
+  queued: string[];
 }
 
 /**
- * Stores a batch of events in the inbox and enqueues one `process_events` job for the new ones, in ONE
- * statement: either both happen or neither does, inside the caller's transaction or on its own. The primary
+ * Stores a batch of events in the inbox and hands the new ones to the worker, in ONE statement: order events
+ * (when `applicationId` is known) are queued in sync.order_refresh with a NOTIFY, the rest go in one
+ * `process_events` job. Either all of it happens or none does, inside the caller's transaction or on its
+ * own. The primary
  * key on sync.events.id is the dedupe, so a duplicate (even one arriving concurrently) is inserted and
  * enqueued at most once. One statement is one round trip: the receiver's group commit waits on this.
  */
@@ -48,11 +55,11 @@ export async function storeEventsAndEnqueue(
   events: readonly EventEnvelope[],
   { source, applicationId, timeoutMs }: StoreEventsOptions,
 ): Promise<StoreEventsResult> {
-  if (events.length === 0) return { inserted: [], duplicates: [], ignoredSelf: [], enqueued: [] };
+  if (events.length === 0) return { inserted: [], duplicates: [], ignoredSelf: [], enqueued: [], queued: [] };
   const self = applicationId ?? null;
   // Arrays unnested server-side keep a single prepared plan for any batch size. Data-modifying CTEs always
   // run; the job CTE is a SELECT, so the final query references it (evaluated once, as an InitPlan).
-  const statement = sql<{ id: string; outcome: string; jobs: number }[]>`
+  const statement = sql<{ id: string; outcome: string; queued: boolean; jobs: number }[]>`
     with input as (
       select *
       from unnest(
@@ -78,7 +85,18 @@ export async function storeEventsAndEnqueue(
              case when origin_application_id = ${self}::text then now() end
       from input
       on conflict (id) do nothing
-      returning id, outcome, merchant_id
+      returning id, outcome, merchant_id, order_id, order_version,
+                (outcome = 'pending' and ${self}::text is not null and type like 'order.%'
+                 and order_id is not null) as queued
+    ),
+    -- Order events go straight to the order refresh queue (apps/worker/src/orderRefresher.ts), woken by NOTIFY.
+    refresh as (
+      insert into sync.order_refresh (merchant_id, order_id, version)
+      select merchant_id, order_id, order_version from stored where queued
+      returning 1
+    ),
+    woken as (
+      select pg_notify('loops_sync_order_refresh', '') from (select 1 from refresh limit 1) as any_row
     ),
     -- DO NOTHING takes no row lock on known merchants: concurrent batches never queue behind each other here.
     learned as (
@@ -93,10 +111,11 @@ export async function storeEventsAndEnqueue(
         max_attempts => 25
       ) as added
       from stored
-      where outcome = 'pending'
+      where outcome = 'pending' and not queued
       having count(*) > 0
     )
-    select id, outcome, (select count(*)::int from job) as jobs from stored`;
+    select id, outcome, queued, (select count(*)::int from job) + 0 * (select count(*) from woken) as jobs
+    from stored`;
   const timer = timeoutMs === undefined ? undefined : setTimeout(() => statement.cancel(), timeoutMs);
   let rows: Awaited<typeof statement>;
   try {
@@ -108,7 +127,8 @@ export async function storeEventsAndEnqueue(
   const inserted = rows.map((r) => r.id);
   const insertedSet = new Set(inserted);
   const ignoredSelf = rows.filter((r) => r.outcome === "ignored_self").map((r) => r.id);
-  const enqueued = rows.filter((r) => r.outcome === "pending").map((r) => r.id);
+  const enqueued = rows.filter((r) => r.outcome === "pending" && !r.queued).map((r) => r.id);
+  const queued = rows.filter((r) => r.queued).map((r) => r.id);
   if (enqueued.length > 0 && rows[0]!.jobs !== 1) {
     throw new Error(
       `inbox: expected one process_events job for ${enqueued.length} new events, got ${rows[0]!.jobs}`,
@@ -120,5 +140,5 @@ export async function storeEventsAndEnqueue(
     if (!insertedSet.has(e.id) || seen.has(e.id)) duplicates.push(e.id);
     seen.add(e.id);
   }
-  return { inserted, duplicates, ignoredSelf, enqueued };
+  return { inserted, duplicates, ignoredSelf, enqueued, queued };
 }

@@ -11,13 +11,6 @@ export interface TaskPayloads {
    * when no pending event asks for a newer version (repair, verify).
    */
   refresh_order: { merchantId: string; orderId: string; force?: boolean };
-  /**
-   * Fetch and apply, in batches, the merchant's orders queued in sync.order_refresh (by process_events).
-   * One job per merchant and lane (a hash of the order id), keyed and queued `orders:<merchantId>:<lane>`;
-   * an order that fails transiently is handed to its own refresh_order job, so one bad order never holds
-   * back the merchant's others. `lane` defaults to 0.
-   */
-  refresh_orders: { merchantId: string; lane?: number };
   /** Brands' locations, their channel connections (GET /locations, /locations/{id}/channel-connections). */
   refresh_locations: { merchantId: string };
   /** The channel catalog (GET /channels), read through any active merchant. */
