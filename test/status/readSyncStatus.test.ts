@@ -74,6 +74,12 @@ describe("readSyncStatus", () => {
     expect(status.queue.failedJobs[0]!.lastError).toContain("Bearer [redacted]");
   });
 
+  it("counts the orders waiting in the order refresh queue, and the oldest one's wait", () => {
+    expect(status.queue.ordersToRefresh).toBe(2);
+    expect(status.queue.oldestOrderToRefreshSeconds).toBeGreaterThanOrEqual(89);
+    expect(status.queue.oldestOrderToRefreshSeconds).toBeLessThan(120);
+  });
+
   it("buckets the last hour's events per minute by outcome", () => {
     expect(status.eventsPerMinute).toHaveLength(60);
     const first = Date.parse(status.eventsPerMinute[0]!.minute);

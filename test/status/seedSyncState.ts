@@ -97,5 +97,8 @@ export async function seedSyncState(sql: Sql): Promise<SeededSyncState> {
     update graphile_worker._private_jobs
     set attempts = 3, last_error = 'upstream said 401 with Authorization: Bearer eyJhbGciOi.secret.value'
     where id = ${dead!.id}`;
+  await sql`
+    insert into sync.order_refresh (merchant_id, order_id, version, queued_at)
+    values ('mer_alpha', 'ord_4', 2, now() - interval '90 seconds'), ('mer_alpha', 'ord_5', 1, now())`;
   return { now, events };
 }

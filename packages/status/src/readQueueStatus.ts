@@ -20,7 +20,7 @@ interface FailedRow {
   updated_at: Date;
 }
 
-/** graphile-worker's queue, from its public `graphile_worker.jobs` view. */
+/** graphile-worker's queue (its public `graphile_worker.jobs` view) and the order refresh queue. */
 export async function readQueueStatus(sql: Sql | TransactionSql): Promise<QueueStatus> {
   const byTask = await sql<TaskRow[]>`
     select task_identifier as task,
@@ -37,6 +37,9 @@ export async function readQueueStatus(sql: Sql | TransactionSql): Promise<QueueS
     where attempts >= max_attempts
     order by updated_at desc, id desc
     limit 20`;
+  const [orders] = await sql<{ n: number; oldest: number | null }[]>`
+    select count(*)::int as n, extract(epoch from now() - min(queued_at))::float8 as oldest
+    from sync.order_refresh`;
   const total = (k: keyof Omit<TaskRow, "task">) => byTask.reduce((s, r) => s + r[k], 0);
   return {
     waiting: total("waiting"),
@@ -52,5 +55,7 @@ export async function readQueueStatus(sql: Sql | TransactionSql): Promise<QueueS
       lastError: redactSecrets(r.last_error),
       failedAt: iso(r.updated_at)!,
     })),
+    ordersToRefresh: orders!.n,
+    oldestOrderToRefreshSeconds: orders!.oldest === null ? null : Math.round(orders!.oldest * 10) / 10,
   };
 }

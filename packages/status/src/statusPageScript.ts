@@ -34,6 +34,7 @@ export const STATUS_PAGE_SCRIPT = String.raw`
       tile("queue-scheduled", "jobs scheduled", s.queue.scheduled, false),
       tile("queue-running", "jobs running", s.queue.running, false),
       tile("queue-failed", "failed jobs", s.queue.failed, s.queue.failed > 0),
+      tile("orders-to-refresh", "orders to refresh", s.queue.ordersToRefresh, false),
       tile("events-last-hour", "events last hour", lastHour, false),
       tile("merchants-revoked", "revoked merchants", revoked, revoked > 0));
   }

@@ -74,6 +74,12 @@ export interface QueueStatus {
   byTask: { task: string; waiting: number; scheduled: number; running: number; failed: number }[];
   /** The 20 most recently failed jobs, newest first. */
   failedJobs: FailedJob[];
+  /**
+   * Orders queued for a fetch in sync.order_refresh (order events go there, not into jobs), and how long
+   * the oldest has waited, in seconds (null when none waits).
+   */
+  ordersToRefresh: number;
+  oldestOrderToRefreshSeconds: number | null;
 }
 
 export interface FailedJob {

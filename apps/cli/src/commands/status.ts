@@ -31,7 +31,9 @@ function printStatus(status: SyncStatus): void {
   }
   const q = status.queue;
   console.log(
-    `queue: ${q.waiting} waiting, ${q.scheduled} scheduled, ${q.running} running, ${q.failed} failed`,
+    `queue: ${q.waiting} waiting, ${q.scheduled} scheduled, ${q.running} running, ${q.failed} failed; ` +
+      `${q.ordersToRefresh} orders to refresh` +
+      (q.oldestOrderToRefreshSeconds === null ? "" : ` (oldest ${q.oldestOrderToRefreshSeconds} s)`),
   );
   for (const job of q.failedJobs.slice(0, 5)) {
     console.log(
