@@ -1,7 +1,7 @@
 import type { Task } from "graphile-worker";
 import { applyOrderIfNewer } from "./applyOrderIfNewer.ts";
 import { resolveOrderEvents, settleOrderEvents } from "./eventOutcomes.ts";
-import { InvalidOrderError } from "./orderInput.ts";
+import { fetchOrder } from "./fetchOrder.ts";
 import { parseIds, upstreamTask } from "./upstreamTask.ts";
 import type { WorkerContext } from "./workerContext.ts";
 
@@ -55,17 +55,7 @@ export function refreshOrderTask(ctx: WorkerContext): Task {
             return;
           }
         }
-        const order = await client
-          .forMerchant(merchantId)
-          .orders.get(orderId, { signal: helpers.abortSignal });
-        const fetchedId = (order as { id?: unknown } | null)?.id;
-        if (fetchedId !== orderId) {
-          throw new InvalidOrderError(
-            "id",
-            `asked for ${orderId}, got ${JSON.stringify(fetchedId)}`,
-            orderId,
-          );
-        }
+        const order = await fetchOrder(client.forMerchant(merchantId), orderId, helpers.abortSignal);
         const outcome = await sql.begin(async (tx) => {
           const applied = await applyOrderIfNewer(tx, order);
           const events = await resolveOrderEvents(tx, {

@@ -2,9 +2,10 @@ import type { Sql, TransactionSql } from "@loops-sync/db";
 import { applyOrdersIfNewer } from "./applyOrderIfNewer.ts";
 import { enqueueJob } from "./enqueueJob.ts";
 import { resolveOrderBatchEvents, settleOrderEvents } from "./eventOutcomes.ts";
+import { fetchOrder } from "./fetchOrder.ts";
 import { mapWithConcurrency } from "./mapWithConcurrency.ts";
 import { pauseMerchant, readMerchantState, revokeMerchant } from "./merchantState.ts";
-import { checkOrder, InvalidOrderError, type OrderInput } from "./orderInput.ts";
+import { checkOrder, type OrderInput } from "./orderInput.ts";
 import { orderJobKey } from "./refreshOrder.ts";
 import { classifyUpstreamFailure, type UpstreamFailure } from "./upstreamFailure.ts";
 import type { WorkerContext } from "./workerContext.ts";
@@ -90,16 +91,7 @@ export async function refreshOrderBatch(
       async ({ order_id: orderId }): Promise<Fetched> => {
         if (stopped || signal.aborted) return { orderId, skipped: true };
         try {
-          const order = await api.orders.get(orderId, { signal });
-          const fetchedId = (order as { id?: unknown } | null)?.id;
-          if (fetchedId !== orderId) {
-            throw new InvalidOrderError(
-              "id",
-              `asked for ${orderId}, got ${JSON.stringify(fetchedId)}`,
-              orderId,
-            );
-          }
-          return { orderId, order: checkOrder(order) };
+          return { orderId, order: checkOrder(await fetchOrder(api, orderId, signal)) };
         } catch (error) {
           const failure = classifyUpstreamFailure(error);
           if (failure.kind === "rate_limited" || failure.kind === "revoked") stopped ??= failure;
