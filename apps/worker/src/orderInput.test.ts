@@ -37,6 +37,8 @@ describe("checkOrder", () => {
       "items[0].name.ar",
     );
     expect(fieldOf({ ...valid, extensions: { "k\u0000": 1 } })).toBe("extensions.k\u0000");
+    // A literal backslash-u-0000 (six characters) is no NUL: stored as it is.
+    expect(() => checkOrder({ ...valid, notes: "C:\\u0000 is text" })).not.toThrow();
   });
 
   it("names the field that would break the replica", () => {
