@@ -191,6 +191,37 @@ describe("worker: order events", () => {
     expect(queue!.n).toBe(0);
   });
 
+  it("hands an order whose upstream is behind its event to a retrying refresh_order job, applied once upstream catches up", async () => {
+    const order = h.sandbox.createOrder({ merchantId: MERCHANT });
+    const first = order.version;
+    const [created] = (h.sandbox.truth.events() as unknown as EventEnvelope[]).filter(
+      (e) => e.data.order_id === order.id,
+    );
+    // An event that announces the next version before the upstream serves it.
+    const ahead = {
+      ...created!,
+      id: `evt_ahead_${order.id}`,
+      type: "order.status_changed",
+      data: { ...created!.data, version: first + 1 },
+    };
+    await storeEventsAndEnqueue(h.db.sql, [ahead], { source: "webhook", applicationId: APPLICATION_ID });
+    const key = `order:${MERCHANT}:${order.id}`;
+    await waitFor("handed to refresh_order", async () => {
+      const [job] = await h.db.sql`select count(*)::int as n from graphile_worker.jobs where key = ${key}`;
+      return job!.n === 1;
+    });
+    expect(await outcomes(h.db, [ahead.id])).toEqual({ [ahead.id]: "pending" });
+    expect((await replicaOrder(order.id))!.version).toBe(first);
+
+    h.sandbox.advanceOrder(order.id);
+    await h.db.sql`
+      select graphile_worker.reschedule_jobs(
+        array(select id from graphile_worker.jobs where key = ${key}), run_at => now())`;
+    await waitFor("applied once upstream caught up", () => settled(h.db, [ahead.id]));
+    expect(await outcomes(h.db, [ahead.id])).toEqual({ [ahead.id]: "applied" });
+    expect((await replicaOrder(order.id))!.version).toBe(first + 1);
+  });
+
   it("records an unknown event type as unhandled, and the job succeeds", async () => {
     const [template] = h.sandbox.truth.events() as unknown as EventEnvelope[];
     const odd = { ...template!, id: "evt_unknown_type", type: "menu.exploded", data: { anything: true } };
