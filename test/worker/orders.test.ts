@@ -222,6 +222,24 @@ describe("worker: order events", () => {
     expect((await replicaOrder(order.id))!.version).toBe(first + 1);
   });
 
+  it("fetches for an order event that names no version, and settles it by when it arrived", async () => {
+    const order = h.sandbox.createOrder({ merchantId: MERCHANT });
+    const [created] = (h.sandbox.truth.events() as unknown as EventEnvelope[]).filter(
+      (e) => e.data.order_id === order.id,
+    );
+    const { version: _version, ...data } = created!.data;
+    const unversioned = { ...created!, id: `evt_unversioned_${order.id}`, data };
+    const fetches = h.calls(ORDER_FETCH);
+    await storeEventsAndEnqueue(h.db.sql, [unversioned], {
+      source: "webhook",
+      applicationId: APPLICATION_ID,
+    });
+    await waitFor("unversioned event settled", () => settled(h.db, [unversioned.id]));
+    expect(await outcomes(h.db, [unversioned.id])).toEqual({ [unversioned.id]: "applied" });
+    expect(h.calls(ORDER_FETCH) - fetches).toBe(1);
+    expect((await replicaOrder(order.id))!.version).toBe(h.sandbox.truth.order(order.id)!.version);
+  });
+
   it("records an unknown event type as unhandled, and the job succeeds", async () => {
     const [template] = h.sandbox.truth.events() as unknown as EventEnvelope[];
     const odd = { ...template!, id: "evt_unknown_type", type: "menu.exploded", data: { anything: true } };

@@ -27,6 +27,11 @@ interface Claimed {
   version: number | null;
   replica_version: number | null;
   rows: number;
+  /**
+   * The claim statement's start: every claimed row, and so its event, was committed before it. An event
+   * without a version counts as covered by this batch's fetch only if it was received by then.
+   */
+  claimed_at: Date;
 }
 
 type Fetched =
@@ -115,7 +120,8 @@ export async function refreshOrderBatch(
     const outcomes = await resolveOrderBatchEvents(tx, {
       merchantId,
       orders: answered,
-      receivedBefore: state.now,
+      // Not the time read before the claim: an event stored in between has its row claimed here.
+      receivedBefore: claimed[0]!.claimed_at,
     });
     for (const [outcome, n] of Object.entries(outcomes)) metrics.events.inc({ outcome }, n);
     // The upstream answered older than the claimed events announced: retry those orders with backoff.
@@ -227,7 +233,7 @@ async function claimOrders(tx: TransactionSql, merchantId: string, lane: number)
     )
     select c.order_id,
            case when bool_or(c.version is null) then null else max(c.version) end as version,
-           o.version as replica_version, count(*)::int as rows
+           o.version as replica_version, count(*)::int as rows, statement_timestamp() as claimed_at
     from claimed c left join replica.orders o on o.id = c.order_id
     group by c.order_id, o.version
     order by c.order_id`;
