@@ -16,8 +16,6 @@ export interface JobSpec<K extends TaskName = TaskName> {
   /** The merchant whose API calls the job makes: flags it so a paused merchant's jobs are not picked. */
   merchantId?: string;
   flags?: string[];
-  /** graphile-worker named queue: its jobs run one at a time, in order. Default: none. */
-  queueName?: string;
 }
 
 /**
@@ -37,16 +35,14 @@ export async function enqueueJob<K extends TaskName>(
       max_attempts => ${spec.maxAttempts ?? 12},
       job_key => ${spec.jobKey ?? null}::text,
       flags => ${flags.length > 0 ? flags : null}::text[],
-      job_key_mode => ${spec.jobKeyMode ?? "replace"},
-      queue_name => ${spec.queueName ?? null}::text
+      job_key_mode => ${spec.jobKeyMode ?? "replace"}
     )`;
 }
 
 /**
  * Puts the running job back at `runAt` as a fresh job (attempts 0) and lets the current one complete: a
  * 429 or a shutdown is not a failure, so it must not burn an attempt. A pending job with the same key
- * gets the later time; the running one's key is released by graphile-worker, so nothing is lost. The job
- * stays in its named queue, if it had one.
+ * gets the later time; the running one's key is released by graphile-worker, so nothing is lost.
  */
 export async function rescheduleJob(sql: Sql | TransactionSql, job: Job, runAt: Date): Promise<void> {
   await sql`
@@ -58,7 +54,6 @@ export async function rescheduleJob(sql: Sql | TransactionSql, job: Job, runAt: 
       job_key => ${job.key ?? null}::text,
       priority => ${job.priority},
       flags => ${job.flags ? Object.keys(job.flags) : null}::text[],
-      job_key_mode => 'replace',
-      queue_name => (select queue_name from graphile_worker.jobs where id = ${job.id})
+      job_key_mode => 'replace'
     )`;
 }
