@@ -43,22 +43,18 @@ export async function resolveOrderEvents(
   tx: Sql | TransactionSql,
   { merchantId, orderId, versionBefore, receivedBefore }: ResolveOrderEventsOptions,
 ): Promise<{ settled: number; newerPending: number }> {
-  const settled = await tx`
-    update sync.events
-    set outcome = case when order_version <= ${versionBefore}::bigint then 'stale' else 'applied' end,
-        error = null, outcome_at = now()
-    where merchant_id = ${merchantId} and order_id = ${orderId} and type like 'order.%'
-      and outcome in ('pending', 'failed')
-      and (order_version <= (select version from replica.orders where id = ${orderId})
-           or (order_version is null and received_at <= ${receivedBefore}
-               and exists (select 1 from replica.orders where id = ${orderId})))`;
+  const settled = await resolveOrderBatchEvents(tx, {
+    merchantId,
+    orders: [{ orderId, versionBefore }],
+    receivedBefore,
+  });
   const [row] = await tx<{ n: number }[]>`
     select count(*)::int as n from sync.events
     where merchant_id = ${merchantId} and order_id = ${orderId} and type like 'order.%' and outcome = 'pending'
       and order_version > coalesce((select version from replica.orders where id = ${orderId}), -1)
       -- Events stored after the fetch started have refresh jobs of their own.
       and received_at <= ${receivedBefore}`;
-  return { settled: settled.count, newerPending: row?.n ?? 0 };
+  return { settled: Object.values(settled).reduce((a, b) => a + b, 0), newerPending: row?.n ?? 0 };
 }
 
 /** Marks the order's unsettled events with `outcome` (failed with the error, or skipped_revoked). */
@@ -114,10 +110,10 @@ export interface ResolveOrderBatchOptions {
 }
 
 /**
- * {@link resolveOrderEvents} for a whole batch, in one statement: settles the events of these orders that
- * the replica now covers (pending, or failed earlier and now repaired). The rest stay pending: each has a
- * queue row of its own (or a refresh_order job) that a later run answers. Returns how many it settled, by
- * outcome.
+ * Settles, in one statement, the events of these orders that the replica now covers (pending, or failed
+ * earlier and now repaired), judged against the version stored now, whoever wrote it: `stale` at or below
+ * the order's version before the fetch, `applied` above. The rest stay pending: each has a queue row of
+ * its own (or a refresh_order job) that a later run answers. Returns how many it settled, by outcome.
  */
 export async function resolveOrderBatchEvents(
   tx: Sql | TransactionSql,

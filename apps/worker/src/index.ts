@@ -17,7 +17,6 @@ export { pauseMerchant, readMerchantState, revokeMerchant } from "./merchantStat
 export { checkOrder, InvalidOrderError, type OrderInput } from "./orderInput.ts";
 export { createPoolRegistry, type PoolRegistry } from "./poolRegistry.ts";
 export { orderJobKey, UpstreamBehindError } from "./refreshOrder.ts";
-export { ORDER_REFRESH_CHANNEL } from "./refreshOrders.ts";
 export { type EventRoute, routeEvent } from "./routeEvent.ts";
 export { type RunningWorker, type StartWorkerOptions, startWorker } from "./startWorker.ts";
 export { type JobInput, type MenuInput, upsertJob, upsertMenu } from "./upsertJob.ts";

@@ -42,8 +42,9 @@ export async function pauseMerchant(
 }
 
 /**
- * Marks the merchant revoked (its data is kept) and settles its pending events as skipped_revoked: no
- * more calls will be made for it, so nothing else will ever apply them.
+ * Marks the merchant revoked (its data is kept), settles its pending events as skipped_revoked and drops its
+ * queued order refreshes: no more calls will be made for it, so nothing else will ever apply them. Safe to
+ * repeat (the first revocation time is kept).
  */
 export async function revokeMerchant(sql: Sql | TransactionSql, merchantId: string): Promise<void> {
   await sql`
@@ -53,6 +54,7 @@ export async function revokeMerchant(sql: Sql | TransactionSql, merchantId: stri
   await sql`
     update sync.events set outcome = 'skipped_revoked', outcome_at = now()
     where merchant_id = ${merchantId} and outcome = 'pending' and type <> 'connection.revoked'`;
+  await sql`delete from sync.order_refresh where merchant_id = ${merchantId}`;
 }
 
 /** The sync.merchants ids currently paused, as graphile-worker job flags (see `merchantFlag`). */

@@ -1,5 +1,5 @@
-import type { Sql } from "@loops-sync/db";
-import { ORDER_REFRESH_CHANNEL, refreshOrderBatch } from "./refreshOrders.ts";
+import { ORDER_REFRESH_CHANNEL, type Sql } from "@loops-sync/db";
+import { refreshOrderBatch } from "./refreshOrders.ts";
 import type { WorkerContext } from "./workerContext.ts";
 
 export interface OrderRefresherOptions {

@@ -31,8 +31,9 @@ const COALESCE_MS = 250;
  * process_events: dispatches stored events by type, in one transaction that records outcomes and adds the
  * refresh jobs together. It never calls upstream itself: calls live in jobs flagged per merchant, so a
  * 429 pause or a revocation applies to them. Order events the replica already covers are stale at once;
- * the rest are queued in sync.order_refresh, where the worker's order refresher fetches them in batches. Events named here are only
- * those still pending, so running the same job twice (after a crash) does nothing new.
+ * the rest are queued in sync.order_refresh, where the worker's order refresher fetches them in batches.
+ * Events named here are only those still pending, so running the same job twice (after a crash) does
+ * nothing new.
  */
 export function processEventsTask(ctx: WorkerContext): Task {
   const { sql, logger, metrics, applicationId } = ctx;

@@ -1,4 +1,4 @@
-import type { Sql, TransactionSql } from "@loops-sync/db";
+import { ORDER_REFRESH_CHANNEL, type Sql, type TransactionSql } from "@loops-sync/db";
 import { applyOrdersIfNewer } from "./applyOrderIfNewer.ts";
 import { enqueueJob } from "./enqueueJob.ts";
 import { resolveOrderBatchEvents, settleOrderEvents } from "./eventOutcomes.ts";
@@ -10,8 +10,6 @@ import { orderJobKey } from "./refreshOrder.ts";
 import { classifyUpstreamFailure, type UpstreamFailure } from "./upstreamFailure.ts";
 import type { WorkerContext } from "./workerContext.ts";
 
-/** The NOTIFY channel that says "orders were queued" (sent at commit by whoever queues them). */
-export const ORDER_REFRESH_CHANNEL = "loops_sync_order_refresh";
 /** Queue rows one batch claims; a full batch makes the refresher come back to the lane at once. */
 export const ORDER_BATCH_ROWS = 500;
 /** GET /orders/{id} calls one batch keeps in flight. */
@@ -35,9 +33,9 @@ interface Claimed {
 }
 
 type Fetched =
-  | { orderId: string; order: OrderInput }
-  | { orderId: string; failure: UpstreamFailure; error: unknown }
-  | { orderId: string; skipped: true };
+  | { claim: Claimed; order: OrderInput }
+  | { claim: Claimed; failure: UpstreamFailure; error: unknown }
+  | { claim: Claimed; skipped: true };
 
 export interface OrderBatchResult {
   /** Queue rows this batch took (0: nothing queued, or another process holds the lane). */
@@ -67,14 +65,9 @@ export async function refreshOrderBatch(
   const { sql, client, metrics, logger } = ctx;
   const state = await readMerchantState(sql, merchantId);
   if (state.status === "revoked") {
-    const rows = await sql.begin(async (tx) => {
-      const dropped = await tx`delete from sync.order_refresh where merchant_id = ${merchantId}`;
-      await tx`
-        update sync.events set outcome = 'skipped_revoked', outcome_at = now()
-        where merchant_id = ${merchantId} and type like 'order.%' and outcome = 'pending'`;
-      return dropped.count;
-    });
-    return { rows, more: false };
+    // Events stored after the revocation were queued all the same: settle them and drop their rows.
+    await sql.begin((tx) => revokeMerchant(tx, merchantId));
+    return { rows: 0, more: false };
   }
   if (state.pausedUntil) return { rows: 0, more: false, pausedUntil: state.pausedUntil };
   const api = client.forMerchant(merchantId);
@@ -86,21 +79,22 @@ export async function refreshOrderBatch(
     const claimed = await claimOrders(tx, merchantId, lane);
     if (claimed.length === 0) return { rows: 0, more: false };
     const rows = claimed.reduce((n, c) => n + c.rows, 0);
-    const needed = claimed.filter(
-      (c) => c.version === null || c.replica_version === null || c.replica_version < c.version,
-    );
+    const isNeeded = (c: Claimed) =>
+      c.version === null || c.replica_version === null || c.replica_version < c.version;
+    const needed = claimed.filter(isNeeded);
+    const covered = claimed.filter((c) => !isNeeded(c));
     let stopped: UpstreamFailure | undefined;
     const fetched = await mapWithConcurrency(
       needed,
       ORDER_FETCH_CONCURRENCY,
-      async ({ order_id: orderId }): Promise<Fetched> => {
-        if (stopped || signal.aborted) return { orderId, skipped: true };
+      async (claim): Promise<Fetched> => {
+        if (stopped || signal.aborted) return { claim, skipped: true };
         try {
-          return { orderId, order: checkOrder(await fetchOrder(api, orderId, signal)) };
+          return { claim, order: checkOrder(await fetchOrder(api, claim.order_id, signal)) };
         } catch (error) {
           const failure = classifyUpstreamFailure(error);
           if (failure.kind === "rate_limited" || failure.kind === "revoked") stopped ??= failure;
-          return { orderId, failure, error };
+          return { claim, failure, error };
         }
       },
     );
@@ -112,9 +106,7 @@ export async function refreshOrderBatch(
     for (const a of applied) metrics.orderApplies.inc({ changed: String(a.changed) });
     const before = new Map(applied.map((a) => [a.id, a.previousVersion]));
     const answered = [
-      ...claimed
-        .filter((c) => !needed.includes(c))
-        .map((c) => ({ orderId: c.order_id, versionBefore: c.replica_version })),
+      ...covered.map((c) => ({ orderId: c.order_id, versionBefore: c.replica_version })),
       ...orders.map((o) => ({ orderId: o.id, versionBefore: before.get(o.id) ?? null })),
     ];
     const outcomes = await resolveOrderBatchEvents(tx, {
@@ -140,7 +132,7 @@ export async function refreshOrderBatch(
     const requeue: Claimed[] = [];
     for (const f of fetched) {
       if ("order" in f) continue;
-      const claim = needed.find((c) => c.order_id === f.orderId)!;
+      const { claim } = f;
       if ("skipped" in f) {
         requeue.push(claim);
         continue;
@@ -148,22 +140,21 @@ export async function refreshOrderBatch(
       metrics.upstreamFailures.inc({ kind: f.failure.kind });
       if (f.failure.kind === "rate_limited") requeue.push(claim);
       else if (f.failure.kind === "transient") {
-        retry.add(f.orderId);
+        retry.add(claim.order_id);
         logger.warn(
-          { merchantId, orderId: f.orderId, error: String(f.error) },
+          { merchantId, orderId: claim.order_id, error: String(f.error) },
           "order fetch failed; handed to its own refresh_order job to retry with backoff",
         );
       } else if (f.failure.kind === "permanent") {
-        await settleOrderEvents(tx, merchantId, f.orderId, "failed", f.failure.message);
+        await settleOrderEvents(tx, merchantId, claim.order_id, "failed", f.failure.message);
         logger.warn(
-          { merchantId, orderId: f.orderId, error: f.failure.message },
+          { merchantId, orderId: claim.order_id, error: f.failure.message },
           "upstream refused; recorded as failed",
         );
       }
     }
     if (stopped?.kind === "revoked") {
       await revokeMerchant(tx, merchantId);
-      await tx`delete from sync.order_refresh where merchant_id = ${merchantId}`;
       logger.warn({ merchantId }, "connection not active: merchant marked revoked, no more calls");
       return { rows, more: false };
     }

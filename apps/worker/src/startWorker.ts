@@ -163,14 +163,20 @@ export async function startWorker({
       jobKeyMode: "preserve_run_at",
     });
   }
+  const closeQueue = async () => {
+    try {
+      await pools.close();
+    } finally {
+      await pgPool.end();
+    }
+  };
   const poolSize = (sql as { options?: { max?: number } }).options?.max ?? 10;
   const refresher = await startOrderRefresher(ctx, {
     concurrency: orderRefreshConcurrency ?? Math.max(1, Math.floor(poolSize / 2)),
     pollIntervalMs: Math.min(pollIntervalMs, 1000),
   }).catch(async (error: unknown) => {
     await runner.stop().catch(() => {});
-    await pools.close().catch(() => {});
-    await pgPool.end().catch(() => {});
+    await closeQueue().catch(() => {});
     throw error;
   });
   logger.info({ concurrency, merchants: merchantIds.length }, "worker started");
@@ -182,8 +188,7 @@ export async function startWorker({
         try {
           await Promise.all([runner.stop(), refresher.stop(shutdownAbortAfterMs)]);
         } finally {
-          await pools.close();
-          await pgPool.end();
+          await closeQueue();
           logger.info("worker stopped");
         }
       })();

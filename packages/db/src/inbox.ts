@@ -15,6 +15,9 @@ export interface EventEnvelope {
 
 export type EventSource = "webhook" | "catchup" | "cli";
 
+/** The NOTIFY channel that says "orders were queued in sync.order_refresh" (the worker's order refresher listens). */
+export const ORDER_REFRESH_CHANNEL = "loops_sync_order_refresh";
+
 export interface StoreEventsOptions {
   source: EventSource;
   /** Our LOOPS_APPLICATION_ID: events it originated are stored as ignored_self and get no job. */
@@ -96,7 +99,7 @@ export async function storeEventsAndEnqueue(
       returning 1
     ),
     woken as (
-      select pg_notify('loops_sync_order_refresh', '') from (select 1 from refresh limit 1) as any_row
+      select pg_notify(${ORDER_REFRESH_CHANNEL}, '') from (select 1 from refresh limit 1) as any_row
     ),
     -- DO NOTHING takes no row lock on known merchants: concurrent batches never queue behind each other here.
     learned as (

@@ -10,6 +10,7 @@ export { type EmbeddedPostgres, type StartEmbeddedOptions, startEmbeddedPostgres
 export {
   type EventEnvelope,
   type EventSource,
+  ORDER_REFRESH_CHANNEL,
   type StoreEventsOptions,
   type StoreEventsResult,
   storeEventsAndEnqueue,
