@@ -57,6 +57,63 @@ describe("applyOrderIfNewer", () => {
     expect((await stored(db.sql, "ord_dup")).counts).toEqual({ items: 4, modifiers: 4, history: 4 });
   });
 
+  it("makes the children exactly the newer version's, rewriting only the rows that differ", async () => {
+    const first = makeOrder({ id: "ord_children", version: 3 });
+    (first.items as { modifiers: unknown[] }[])[2]!.modifiers.push({
+      name: { en: "Extra", ar: "إضافي" },
+      unit_price: { amount: 50, currency: "SAR" },
+    });
+    await applyOrderIfNewer(db.sql, first);
+    const children = async () =>
+      await db.sql`
+        select 'item' as kind, position::text as at, name_en as value, xmin::text as xmin
+        from replica.order_items where order_id = 'ord_children'
+        union all
+        select 'modifier', item_position || '.' || position, name_en || ' x' || quantity, xmin::text
+        from replica.order_item_modifiers where order_id = 'ord_children'
+        union all
+        select 'history', position::text, status, xmin::text
+        from replica.order_status_history where order_id = 'ord_children'
+        order by 1, 2`;
+    const before = await children();
+    // Version 4: item 0 unchanged, item 1 renamed, item 2 gone (and its two modifiers), one more status.
+    const next = makeOrder({ id: "ord_children", version: 4 });
+    const items = (first.items as Record<string, unknown>[]).slice(0, 2).map((i) => structuredClone(i));
+    (items[1]!.name as { en: string }).en = "Renamed";
+    next.items = items;
+    await applyOrderIfNewer(db.sql, next);
+    const after = await children();
+    expect(after.map(({ kind, at, value }) => `${kind} ${at} ${value}`)).toEqual([
+      "history 0 placed",
+      "history 1 accepted",
+      "history 2 preparing",
+      "history 3 ready",
+      "item 0 Item 0",
+      "item 1 Renamed",
+      "modifier 0.0 Mod 0 x1",
+      "modifier 1.0 Mod 1 x1",
+    ]);
+    const xmin = (rows: typeof before, kind: string, at: string) =>
+      rows.find((r) => r.kind === kind && r.at === at)!.xmin;
+    // Rows equal in both versions were not rewritten; the changed ones were.
+    for (const [kind, at] of [
+      ["item", "0"],
+      ["modifier", "0.0"],
+      ["modifier", "1.0"],
+      ["history", "2"],
+    ])
+      expect(xmin(after, kind!, at!)).toBe(xmin(before, kind!, at!));
+    expect(xmin(after, "item", "1")).not.toBe(xmin(before, "item", "1"));
+
+    // Version 5 with no items and a null history: every child row goes.
+    await applyOrderIfNewer(db.sql, {
+      ...makeOrder({ id: "ord_children", version: 5 }),
+      items: [],
+      status_history: null,
+    });
+    expect(await children()).toEqual([]);
+  });
+
   it("takes a batch (a list page), keeping the newest copy of a repeated id, inside the caller's transaction", async () => {
     const results = await db.sql.begin((tx) =>
       applyOrdersIfNewer(tx, [

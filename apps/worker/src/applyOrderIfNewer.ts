@@ -96,6 +96,86 @@ export async function applyOrdersIfNewer(
           synced_at = now()
         where r.version < excluded.version
         returning r.id, r.version
+      ),
+      -- The children of the orders this statement wrote (the gate's winners only), as the order has them.
+      written as (
+        select u.id, coalesce(nullif(i.o -> 'items', 'null'), '[]') as items,
+               coalesce(nullif(i.o -> 'status_history', 'null'), '[]') as history
+        from upserted u join input i on i.o ->> 'id' = u.id
+      ),
+      items as (
+        select w.id as order_id, (n - 1)::int as position, item,
+               coalesce(nullif(item -> 'modifiers', 'null'), '[]') as modifiers
+        from written w cross join lateral jsonb_array_elements(w.items) with ordinality as t(item, n)
+      ),
+      modifiers as (
+        select it.order_id, it.position as item_position, (n - 1)::int as position, modifier
+        from items it cross join lateral jsonb_array_elements(it.modifiers) with ordinality as t(modifier, n)
+      ),
+      history as (
+        select w.id as order_id, (n - 1)::int as position, entry
+        from written w cross join lateral jsonb_array_elements(w.history) with ordinality as t(entry, n)
+      ),
+      -- Children are upserted by position and rewritten only where they differ (a status change adds one
+      -- history row and touches nothing else); positions beyond the new lists are deleted. Each statement
+      -- below touches rows the others do not.
+      items_written as (
+        insert into replica.order_items as c (
+          order_id, position, name_en, name_ar, sku, quantity, unit_price_amount, currency, notes, modifiers
+        )
+        select order_id, position, item #>> '{name,en}', item #>> '{name,ar}', item ->> 'sku',
+               (item ->> 'quantity')::integer, (item #>> '{unit_price,amount}')::bigint,
+               item #>> '{unit_price,currency}', item ->> 'notes', modifiers
+        from items
+        on conflict (order_id, position) do update set
+          name_en = excluded.name_en, name_ar = excluded.name_ar, sku = excluded.sku,
+          quantity = excluded.quantity, unit_price_amount = excluded.unit_price_amount,
+          currency = excluded.currency, notes = excluded.notes, modifiers = excluded.modifiers
+        where (c.name_en, c.name_ar, c.sku, c.quantity, c.unit_price_amount, c.currency, c.notes, c.modifiers)
+          is distinct from (excluded.name_en, excluded.name_ar, excluded.sku, excluded.quantity,
+            excluded.unit_price_amount, excluded.currency, excluded.notes, excluded.modifiers)
+        returning 1
+      ),
+      items_dropped as (
+        delete from replica.order_items c using written w
+        where c.order_id = w.id and c.position >= jsonb_array_length(w.items)
+        returning 1
+      ),
+      modifiers_written as (
+        insert into replica.order_item_modifiers as c (
+          order_id, item_position, position, name_en, name_ar, quantity, unit_price_amount, currency
+        )
+        select order_id, item_position, position, modifier #>> '{name,en}', modifier #>> '{name,ar}',
+               coalesce((modifier ->> 'quantity')::integer, 1), (modifier #>> '{unit_price,amount}')::bigint,
+               modifier #>> '{unit_price,currency}'
+        from modifiers
+        on conflict (order_id, item_position, position) do update set
+          name_en = excluded.name_en, name_ar = excluded.name_ar, quantity = excluded.quantity,
+          unit_price_amount = excluded.unit_price_amount, currency = excluded.currency
+        where (c.name_en, c.name_ar, c.quantity, c.unit_price_amount, c.currency)
+          is distinct from (excluded.name_en, excluded.name_ar, excluded.quantity,
+            excluded.unit_price_amount, excluded.currency)
+        returning 1
+      ),
+      modifiers_dropped as (
+        delete from replica.order_item_modifiers c using written w
+        where c.order_id = w.id
+          and (c.item_position >= jsonb_array_length(w.items)
+            or c.position >= jsonb_array_length(
+              coalesce(nullif(w.items -> c.item_position -> 'modifiers', 'null'), '[]')))
+        returning 1
+      ),
+      history_written as (
+        insert into replica.order_status_history as c (order_id, position, status, at)
+        select order_id, position, entry ->> 'status', (entry ->> 'at')::timestamptz from history
+        on conflict (order_id, position) do update set status = excluded.status, at = excluded.at
+        where (c.status, c.at) is distinct from (excluded.status, excluded.at)
+        returning 1
+      ),
+      history_dropped as (
+        delete from replica.order_status_history c using written w
+        where c.order_id = w.id and c.position >= jsonb_array_length(w.history)
+        returning 1
       )
       select i.o ->> 'id' as id, (u.id is not null) as changed, p.version as previous_version,
              coalesce(u.version, greatest(p.version, (i.o ->> 'version')::bigint)) as version
@@ -104,8 +184,6 @@ export async function applyOrdersIfNewer(
       left join prev p on p.id = i.o ->> 'id'
       order by i.ordinality`;
 
-    const changed = rows.filter((r) => r.changed).map((r) => r.id);
-    if (changed.length > 0) await replaceChildren(tx, json, changed);
     // The statement's snapshot predates a concurrent writer that won the gate; a new statement sees its commit.
     const unchanged = rows.filter((r) => !r.changed).map((r) => r.id);
     const current = new Map<string, number>();
@@ -121,43 +199,4 @@ export async function applyOrdersIfNewer(
       version: current.get(r.id) ?? r.version,
     }));
   });
-}
-
-/** Replaces items, modifiers and status history of the orders whose parent row this transaction wrote. */
-async function replaceChildren(tx: TransactionSql, json: string, ids: string[]): Promise<void> {
-  // Unprepared (planned for these ids each time): as prepared statements, Postgres settled on a generic
-  // plan for `= any($1)` that scanned the whole child table, and during a 100k-event catch-up the status
-  // history and items deletes took 78 and 48 ms each, 17 s of 56 (bench/README.md, Catch-up).
-  for (const table of ["order_item_modifiers", "order_items", "order_status_history"]) {
-    await tx.unsafe(`delete from replica.${table} where order_id = any($1::text[])`, [ids], {
-      prepare: false,
-    });
-  }
-  await tx`
-    insert into replica.order_items (
-      order_id, position, name_en, name_ar, sku, quantity, unit_price_amount, currency, notes, modifiers
-    )
-    select o ->> 'id', i.n - 1, i.item #>> '{name,en}', i.item #>> '{name,ar}', i.item ->> 'sku',
-           (i.item ->> 'quantity')::integer, (i.item #>> '{unit_price,amount}')::bigint,
-           i.item #>> '{unit_price,currency}', i.item ->> 'notes', coalesce(i.item -> 'modifiers', '[]')
-    from jsonb_array_elements(${json}::text::jsonb) as o
-    cross join lateral jsonb_array_elements(coalesce(o -> 'items', '[]')) with ordinality as i(item, n)
-    where o ->> 'id' = any(${ids}::text[])`;
-  await tx`
-    insert into replica.order_item_modifiers (
-      order_id, item_position, position, name_en, name_ar, quantity, unit_price_amount, currency
-    )
-    select o ->> 'id', i.n - 1, m.n - 1, m.modifier #>> '{name,en}', m.modifier #>> '{name,ar}',
-           coalesce((m.modifier ->> 'quantity')::integer, 1), (m.modifier #>> '{unit_price,amount}')::bigint,
-           m.modifier #>> '{unit_price,currency}'
-    from jsonb_array_elements(${json}::text::jsonb) as o
-    cross join lateral jsonb_array_elements(coalesce(o -> 'items', '[]')) with ordinality as i(item, n)
-    cross join lateral jsonb_array_elements(coalesce(i.item -> 'modifiers', '[]')) with ordinality as m(modifier, n)
-    where o ->> 'id' = any(${ids}::text[])`;
-  await tx`
-    insert into replica.order_status_history (order_id, position, status, at)
-    select o ->> 'id', h.n - 1, h.entry ->> 'status', (h.entry ->> 'at')::timestamptz
-    from jsonb_array_elements(${json}::text::jsonb) as o
-    cross join lateral jsonb_array_elements(coalesce(o -> 'status_history', '[]')) with ordinality as h(entry, n)
-    where o ->> 'id' = any(${ids}::text[])`;
 }
