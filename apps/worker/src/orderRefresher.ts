@@ -87,8 +87,10 @@ export async function startOrderRefresher(
         stopTimer();
         if (result.pausedUntil) notBefore.set(`merchant:${merchantId}`, result.pausedUntil.getTime());
         if (result.rows === 0) {
-          // Empty, or another process holds the lane: that process drains it.
-          notBefore.set(key, Date.now() + pollIntervalMs);
+          // Another process holds the lane: it drains it, and it hears the same NOTIFYs. An empty lane is
+          // no reason to wait: a scan can list a lane whose rows a batch of ours claimed meanwhile, and the
+          // next event queued there must not sit out a poll interval.
+          if (result.heldElsewhere) notBefore.set(key, Date.now() + pollIntervalMs);
           break;
         }
         metrics.jobs.inc({ task: "refresh_orders", result: "success" });

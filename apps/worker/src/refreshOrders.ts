@@ -44,6 +44,8 @@ export interface OrderBatchResult {
   more: boolean;
   /** Set when the merchant must not be called before this moment (a 429, now or earlier). */
   pausedUntil?: Date;
+  /** Another process holds the lane (it drains it, and wakes on the same NOTIFY). */
+  heldElsewhere?: boolean;
 }
 
 /**
@@ -75,7 +77,7 @@ export async function refreshOrderBatch(
   return await sql.begin(async (tx): Promise<OrderBatchResult> => {
     const [lock] = await tx<{ taken: boolean }[]>`
       select pg_try_advisory_xact_lock(hashtextextended(${`orders:${merchantId}:${lane}`}, 0)) as taken`;
-    if (!lock!.taken) return { rows: 0, more: false };
+    if (!lock!.taken) return { rows: 0, more: false, heldElsewhere: true };
     const claimed = await claimOrders(tx, merchantId, lane);
     if (claimed.length === 0) return { rows: 0, more: false };
     const rows = claimed.reduce((n, c) => n + c.rows, 0);

@@ -49,6 +49,8 @@ export interface StartWorkerOptions {
    * fetches. Default: half of `sql`'s pool size (at least 1).
    */
   orderRefreshConcurrency?: number;
+  /** How often the order refresher looks for queued orders without a NOTIFY. Default: `pollIntervalMs`, at most 1000 ms. */
+  orderRefreshPollMs?: number;
   /** Queue a refresh of merchants, locations and channels when starting. Default: true. */
   refreshResourcesAtStart?: boolean;
   /** More tasks to run in the same pool (catch-up, backfill), by name. Default: none. */
@@ -84,6 +86,7 @@ export async function startWorker({
   shutdownAbortAfterMs = 5000,
   refreshResourcesAtStart = true,
   orderRefreshConcurrency,
+  orderRefreshPollMs,
   extraTasks = {},
   extraCrontab = "",
 }: StartWorkerOptions): Promise<RunningWorker> {
@@ -173,7 +176,7 @@ export async function startWorker({
   const poolSize = (sql as { options?: { max?: number } }).options?.max ?? 10;
   const refresher = await startOrderRefresher(ctx, {
     concurrency: orderRefreshConcurrency ?? Math.max(1, Math.floor(poolSize / 2)),
-    pollIntervalMs: Math.min(pollIntervalMs, 1000),
+    pollIntervalMs: orderRefreshPollMs ?? Math.min(pollIntervalMs, 1000),
   }).catch(async (error: unknown) => {
     await runner.stop().catch(() => {});
     await closeQueue().catch(() => {});

@@ -1,0 +1,53 @@
+import { createWorkerMetrics } from "@loops-sync/worker";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createHarness, type Harness, settled, waitFor } from "./support/harness.ts";
+
+const MERCHANT = "mer_demo_1";
+
+let h: Harness;
+const { registry } = createWorkerMetrics();
+beforeAll(async () => {
+  h = await createHarness();
+  // A poll far beyond the test's waits: only NOTIFYs and finished batches wake the refresher here.
+  await h.worker({ registry, orderRefreshPollMs: 600_000 });
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+/** Order-refresh batches the worker has run so far (empty ones included). */
+async function batchesRun(): Promise<number> {
+  const metric = await registry.getSingleMetric("loops_sync_worker_job_duration_seconds")!.get();
+  const count = metric.values.find(
+    (v) => v.metricName?.endsWith("_count") && v.labels.task === "refresh_orders",
+  );
+  return count?.value ?? 0;
+}
+
+describe("worker: order refresher", () => {
+  it("takes the next event of a lane at once after a batch found that lane empty", async () => {
+    const order = h.sandbox.createOrder({ merchantId: MERCHANT });
+    // A queued row the refresher lists but cannot claim (a lock of ours): its batch finds the lane empty,
+    // as when a scan lists a lane whose rows a batch claimed meanwhile.
+    await h.db
+      .sql`insert into sync.order_refresh (merchant_id, order_id, version) values (${MERCHANT}, ${order.id}, 1)`;
+    const lock = await h.db.sql.reserve();
+    try {
+      await lock`begin`;
+      await lock`select id from sync.order_refresh where order_id = ${order.id} for update`;
+      const before = await batchesRun();
+      await h.db.sql`select pg_notify('loops_sync_order_refresh', '')`;
+      await waitFor("an empty batch on the lane", async () => (await batchesRun()) > before);
+      await lock`delete from sync.order_refresh where order_id = ${order.id}`;
+      await lock`commit`;
+    } finally {
+      lock.release();
+    }
+    // The order's real event lands in the same lane: it must not wait for the (10-minute) poll.
+    const ids = await h.ingest((e) => e.data.order_id === order.id);
+    expect(ids.length).toBeGreaterThan(0);
+    await waitFor("the event settled without a poll", () => settled(h.db, ids));
+    const [row] = await h.db.sql`select version from replica.orders where id = ${order.id}`;
+    expect(row!.version).toBe(h.sandbox.truth.order(order.id)!.version);
+  });
+});
