@@ -66,8 +66,8 @@ describe("storeEventsAndEnqueue", () => {
     expect(all).toHaveLength(1);
     expect(all[0]!.task_identifier).toBe("process_events");
     expect(all[0]!.payload.eventIds).toEqual(["evt_2"]);
-    const queue = await db.sql`select merchant_id, order_id, version from sync.order_refresh`;
-    expect(queue).toEqual([{ merchant_id: "mer_a", order_id: "ord_1", version: 3 }]);
+    const queue = await db.sql`select merchant_id, order_id, version, event_id from sync.order_refresh`;
+    expect(queue).toEqual([{ merchant_id: "mer_a", order_id: "ord_1", version: 3, event_id: "evt_1" }]);
 
     const rows =
       await db.sql`select id, outcome, source, order_id, order_version, payload from sync.events order by id`;

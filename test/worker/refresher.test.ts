@@ -18,7 +18,7 @@ afterAll(async () => {
 /** Order-refresh batches the worker has run so far (empty ones included). */
 async function batchesRun(): Promise<number> {
   const metric = await registry.getSingleMetric("loops_sync_worker_job_duration_seconds")!.get();
-  const count = metric.values.find(
+  const count = (metric.values as { metricName?: string; labels: { task?: string }; value: number }[]).find(
     (v) => v.metricName?.endsWith("_count") && v.labels.task === "refresh_orders",
   );
   return count?.value ?? 0;

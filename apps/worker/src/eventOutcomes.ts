@@ -136,3 +136,31 @@ export async function resolveOrderBatchEvents(
     select outcome, count(*)::int as n from settled group by outcome`;
   return Object.fromEntries(settled.map((r) => [r.outcome, r.n]));
 }
+
+/**
+ * Settles, in one statement by primary key, the events whose queue rows a batch claimed, judged against the
+ * version stored now, whoever wrote it: `stale` at or below the order's version before the batch's fetch,
+ * `applied` above. An event whose version the replica still lacks (the upstream answered older) stays
+ * pending: the batch hands its order to a refresh_order job. A version-less event is covered: it was
+ * stored before the claim, so before the fetch. Returns how many it settled, by outcome.
+ */
+export async function settleClaimedEvents(
+  tx: Sql | TransactionSql,
+  claims: readonly { claim: { event_ids: readonly string[] }; versionBefore: number | null }[],
+): Promise<Record<string, number>> {
+  const ids = claims.flatMap((c) => c.claim.event_ids);
+  if (ids.length === 0) return {};
+  const before = claims.flatMap((c) => c.claim.event_ids.map(() => c.versionBefore));
+  const settled = await tx<{ outcome: string; n: number }[]>`
+    with settled as (
+      update sync.events as e
+      set outcome = case when e.order_version <= b.version_before then 'stale' else 'applied' end,
+          error = null, outcome_at = now()
+      from unnest(${ids}::text[], ${before}::bigint[]) as b(id, version_before), replica.orders o
+      where e.id = b.id and o.id = e.order_id and e.outcome in ('pending', 'failed')
+        and (e.order_version is null or e.order_version <= o.version)
+      returning e.outcome
+    )
+    select outcome, count(*)::int as n from settled group by outcome`;
+  return Object.fromEntries(settled.map((r) => [r.outcome, r.n]));
+}

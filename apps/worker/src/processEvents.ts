@@ -3,7 +3,7 @@ import type { Task } from "graphile-worker";
 import { enqueueJob, type JobSpec } from "./enqueueJob.ts";
 import { type EventOutcome, settleEvents } from "./eventOutcomes.ts";
 import { revokeMerchant } from "./merchantState.ts";
-import { queueOrders } from "./refreshOrders.ts";
+import { type QueuedOrder, queueOrders } from "./refreshOrders.ts";
 import { jobIdOf, routeEvent } from "./routeEvent.ts";
 import type { WorkerContext } from "./workerContext.ts";
 
@@ -71,7 +71,7 @@ async function dispatch(
     order by e.created_at, e.id`;
 
   const outcomes: EventOutcome[] = [];
-  const queued = new Map<string, { order_id: string; version: number | null }[]>();
+  const queued = new Map<string, QueuedOrder[]>();
   const jobs = new Map<string, JobSpec>();
   const revokedNow = new Set<string>();
   const later = new Date(Date.now() + COALESCE_MS);
@@ -99,7 +99,7 @@ async function dispatch(
         outcomes.push({ id: e.id, outcome: "stale" });
       } else {
         const rows = queued.get(merchantId) ?? [];
-        rows.push({ order_id: e.order_id, version: e.order_version });
+        rows.push({ order_id: e.order_id, version: e.order_version, event_id: e.id });
         queued.set(merchantId, rows);
       }
     } else if (route === "job") {

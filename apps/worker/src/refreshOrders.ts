@@ -1,7 +1,7 @@
 import { ORDER_REFRESH_CHANNEL, type Sql, type TransactionSql } from "@loops-sync/db";
 import { applyOrdersIfNewer } from "./applyOrderIfNewer.ts";
 import { enqueueJob } from "./enqueueJob.ts";
-import { resolveOrderBatchEvents, settleOrderEvents } from "./eventOutcomes.ts";
+import { resolveOrderBatchEvents, settleClaimedEvents, settleOrderEvents } from "./eventOutcomes.ts";
 import { fetchOrder } from "./fetchOrder.ts";
 import { mapWithConcurrency } from "./mapWithConcurrency.ts";
 import { pauseMerchant, readMerchantState, revokeMerchant } from "./merchantState.ts";
@@ -19,12 +19,23 @@ const HAND_OFF_DELAY_MS = 1000;
 /** An order naming a location the replica lacks asks for a refresh of the merchant's locations this late. */
 const LOCATIONS_DELAY_MS = 250;
 
+/** One queued refresh: the order, the version its event announced, and that event (null: queued before 0008). */
+export interface QueuedOrder {
+  order_id: string;
+  version: number | null;
+  event_id: string | null;
+}
+
 interface Claimed {
   order_id: string;
   /** Newest version the queued events announced; null when one of them did not say. */
   version: number | null;
   replica_version: number | null;
   rows: number;
+  /** The events that queued the claimed rows: the ones this batch settles. */
+  event_ids: string[];
+  /** Some rows name no event (queued before migration 0008): the order's open events are settled instead. */
+  unlinked: boolean;
   /**
    * The claim statement's start: every claimed row, and so its event, was committed before it. An event
    * without a version counts as covered by this batch's fetch only if it was received by then.
@@ -83,6 +94,7 @@ export async function refreshOrderBatch(
     const rows = claimed.reduce((n, c) => n + c.rows, 0);
     const isNeeded = (c: Claimed) =>
       c.version === null || c.replica_version === null || c.replica_version < c.version;
+    const byOrder = new Map(claimed.map((c) => [c.order_id, c]));
     const needed = claimed.filter(isNeeded);
     const covered = claimed.filter((c) => !isNeeded(c));
     let stopped: UpstreamFailure | undefined;
@@ -108,15 +120,20 @@ export async function refreshOrderBatch(
     for (const a of applied) metrics.orderApplies.inc({ changed: String(a.changed) });
     const before = new Map(applied.map((a) => [a.id, a.previousVersion]));
     const answered = [
-      ...covered.map((c) => ({ orderId: c.order_id, versionBefore: c.replica_version })),
-      ...orders.map((o) => ({ orderId: o.id, versionBefore: before.get(o.id) ?? null })),
+      ...covered.map((c) => ({ claim: c, versionBefore: c.replica_version })),
+      ...orders.map((o) => ({ claim: byOrder.get(o.id)!, versionBefore: before.get(o.id) ?? null })),
     ];
-    const outcomes = await resolveOrderBatchEvents(tx, {
-      merchantId,
-      orders: answered,
-      // Not the time read before the claim: an event stored in between has its row claimed here.
-      receivedBefore: claimed[0]!.claimed_at,
-    });
+    const outcomes = await settleClaimedEvents(tx, answered);
+    const unlinked = answered.filter((a) => a.claim.unlinked);
+    if (unlinked.length > 0) {
+      const more = await resolveOrderBatchEvents(tx, {
+        merchantId,
+        orders: unlinked.map((a) => ({ orderId: a.claim.order_id, versionBefore: a.versionBefore })),
+        // Not the time read before the claim: an event stored in between has its row claimed here.
+        receivedBefore: claimed[0]!.claimed_at,
+      });
+      for (const [outcome, n] of Object.entries(more)) outcomes[outcome] = (outcomes[outcome] ?? 0) + n;
+    }
     for (const [outcome, n] of Object.entries(outcomes)) metrics.events.inc({ outcome }, n);
     // The upstream answered older than the claimed events announced: retry those orders with backoff.
     const after = new Map(applied.map((a) => [a.id, a.version]));
@@ -177,7 +194,16 @@ export async function refreshOrderBatch(
       merchantId,
       applied.filter((a) => a.changed).map((a) => a.id),
     );
-    if (requeue.length > 0) await queueOrders(tx, merchantId, requeue);
+    if (requeue.length > 0) {
+      await queueOrders(
+        tx,
+        merchantId,
+        requeue.flatMap((c) => [
+          ...c.event_ids.map((event_id) => ({ order_id: c.order_id, version: c.version, event_id })),
+          ...(c.unlinked ? [{ order_id: c.order_id, version: c.version, event_id: null }] : []),
+        ]),
+      );
+    }
     if (stopped?.kind === "rate_limited") {
       const pausedUntil = await pauseMerchant(tx, merchantId, stopped.retryAfterSeconds);
       logger.warn(
@@ -222,11 +248,13 @@ async function claimOrders(tx: TransactionSql, merchantId: string, lane: number)
       where id in (
         select id from sync.order_refresh where merchant_id = ${merchantId} and lane = ${lane}
         order by id limit ${ORDER_BATCH_ROWS} for update skip locked)
-      returning order_id, version
+      returning order_id, version, event_id
     )
     select c.order_id,
            case when bool_or(c.version is null) then null else max(c.version) end as version,
-           o.version as replica_version, count(*)::int as rows, statement_timestamp() as claimed_at
+           o.version as replica_version, count(*)::int as rows, statement_timestamp() as claimed_at,
+           coalesce(array_agg(distinct c.event_id) filter (where c.event_id is not null), '{}') as event_ids,
+           bool_or(c.event_id is null) as unlinked
     from claimed c left join replica.orders o on o.id = c.order_id
     group by c.order_id, o.version
     order by c.order_id`;
@@ -239,15 +267,18 @@ async function claimOrders(tx: TransactionSql, merchantId: string, lane: number)
 export async function queueOrders(
   sql: Sql | TransactionSql,
   merchantId: string,
-  orders: readonly { order_id: string; version: number | null }[],
+  orders: readonly QueuedOrder[],
 ): Promise<void> {
   if (orders.length === 0) return;
   await sql`
     with queued as (
-      insert into sync.order_refresh (merchant_id, order_id, version)
-      select ${merchantId}, o.order_id, o.version
-      from unnest(${orders.map((o) => o.order_id)}::text[], ${orders.map((o) => o.version)}::bigint[])
-        as o(order_id, version)
+      insert into sync.order_refresh (merchant_id, order_id, version, event_id)
+      select ${merchantId}, o.order_id, o.version, o.event_id
+      from unnest(
+        ${orders.map((o) => o.order_id)}::text[],
+        ${orders.map((o) => o.version)}::bigint[],
+        ${orders.map((o) => o.event_id)}::text[]
+      ) as o(order_id, version, event_id)
       returning 1
     )
     select pg_notify(${ORDER_REFRESH_CHANNEL}, '') from (select 1 from queued limit 1) as any_row`;

@@ -94,8 +94,8 @@ export async function storeEventsAndEnqueue(
     ),
     -- Order events go straight to the order refresh queue (apps/worker/src/orderRefresher.ts), woken by NOTIFY.
     refresh as (
-      insert into sync.order_refresh (merchant_id, order_id, version)
-      select merchant_id, order_id, order_version from stored where queued
+      insert into sync.order_refresh (merchant_id, order_id, version, event_id)
+      select merchant_id, order_id, order_version, id from stored where queued
       returning 1
     ),
     woken as (
