@@ -64,9 +64,9 @@ describe("client options", () => {
     const urls: string[] = [];
     const client = new LoopsClient({
       ...options(),
-      fetch: (input, init) => {
-        urls.push(String(input instanceof Request ? input.url : input));
-        return fetch(input, init);
+      fetch: (url, init) => {
+        urls.push(url);
+        return fetch(url, init);
       },
     });
     await client.forMerchant("mer_1").orders.get("ord_1");

@@ -9,6 +9,7 @@ export {
   LoopsTimeoutError,
   LoopsValidationError,
 } from "./errors.ts";
+export type { HttpFetch, HttpRequestInit, HttpResponse } from "./http.ts";
 export { LoopsClient, type LoopsClientOptions } from "./loops-client.ts";
 export { MerchantClient } from "./merchant-client.ts";
 export type { ClientStatsSnapshot, RequestInfo } from "./request-stats.ts";

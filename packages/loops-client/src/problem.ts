@@ -1,4 +1,5 @@
 import { LoopsApiError, type LoopsFieldError } from "./errors.ts";
+import type { HttpResponse } from "./http.ts";
 import { parseRetryAfter } from "./retry-policy.ts";
 
 export interface ReadProblemOptions {
@@ -14,7 +15,10 @@ const MAX_PROBLEM_BYTES = 64 * 1024;
  * Turns an error answer into a LoopsApiError: RFC 9457 problem+json fields, the OAuth
  * `error`/`error_description` pair from a token endpoint, or only the status when the body is neither.
  */
-export async function readProblem(response: Response, options: ReadProblemOptions): Promise<LoopsApiError> {
+export async function readProblem(
+  response: HttpResponse,
+  options: ReadProblemOptions,
+): Promise<LoopsApiError> {
   const text = await response.text().catch(() => "");
   let body: Record<string, unknown> = {};
   if (text && text.length <= MAX_PROBLEM_BYTES) {

@@ -1,11 +1,12 @@
 import { LoopsApiError } from "./errors.ts";
+import type { HttpFetch } from "./http.ts";
 import { readProblem } from "./problem.ts";
 
 export interface TokenSourceOptions {
   authUrl: string;
   clientId: string;
   clientSecret: string;
-  fetch: typeof globalThis.fetch;
+  fetch: HttpFetch;
   timeoutMs: number;
   userAgent: string;
   /** Refresh this long before `expires_in` runs out. Default 60 s. */

@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import { classifyFetchError } from "./classify-fetch-error.ts";
 import { LoopsApiError, LoopsNetworkError, LoopsResponseError, LoopsTimeoutError } from "./errors.ts";
+import type { HttpFetch } from "./http.ts";
 import { readProblem } from "./problem.ts";
 import type { RequestStats } from "./request-stats.ts";
 import { backoffDelayMs, type RetryPolicy, sleep } from "./retry-policy.ts";
@@ -34,7 +35,7 @@ export interface RequestSpec<S extends z.ZodType> {
 export interface TransportOptions {
   apiUrl: string;
   tokens: TokenSource;
-  fetch: typeof globalThis.fetch;
+  fetch: HttpFetch;
   timeoutMs: number;
   retry: RetryPolicy;
   userAgent: string;
