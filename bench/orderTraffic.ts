@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { Sandbox } from "@loops-sync/sandbox";
+import { Pool } from "undici";
 import type { WebhookSigner } from "./signedWebhook.ts";
 
 export interface SentEvent {
@@ -53,7 +54,8 @@ export async function sendOrderTraffic({
   const result: TrafficResult = { sent: 0, acked: 0, failed: 0, ordersCreated: 0 };
   const open: { orderId: string; dueAt: number; steps: number }[] = [];
   const inFlight = new Set<Promise<void>>();
-  const url = `${receiverUrl}/webhooks/loops`;
+  // undici's request API, not fetch: a third of fetch's CPU per request on the cores the service shares.
+  const pool = new Pool(receiverUrl, { connections: 128 });
   const merchants = sandbox.merchantIds;
   const started = performance.now();
 
@@ -85,10 +87,11 @@ export async function sendOrderTraffic({
       version: order.version,
     });
     const sentAt = performance.now();
-    const request = fetch(url, { method: "POST", headers: signed.headers, body: signed.body })
+    const request = pool
+      .request({ method: "POST", path: "/webhooks/loops", headers: signed.headers, body: signed.body })
       .then(async (response) => {
-        await response.arrayBuffer();
-        if (response.ok) {
+        await response.body.dump();
+        if (response.statusCode >= 200 && response.statusCode < 300) {
           result.acked++;
           onAck({ orderId: order.id, version: order.version, sentAt, ackAt: performance.now() });
         } else result.failed++;
@@ -112,5 +115,6 @@ export async function sendOrderTraffic({
     }, TICK_MS);
   });
   await Promise.all(inFlight);
+  await pool.close();
   return result;
 }
