@@ -136,9 +136,12 @@ export async function applyOrdersIfNewer(
             excluded.unit_price_amount, excluded.currency, excluded.notes, excluded.modifiers)
         returning 1
       ),
+      -- The deletes find the written orders' rows through the primary key (\`= any(array(...))\`, an InitPlan):
+      -- joined to \`written\`, Postgres hash-joined a sequential scan of the whole child table on every batch.
       items_dropped as (
-        delete from replica.order_items c using written w
-        where c.order_id = w.id and c.position >= jsonb_array_length(w.items)
+        delete from replica.order_items c
+        where c.order_id = any(array(select id from written))
+          and c.position >= (select jsonb_array_length(w.items) from written w where w.id = c.order_id)
         returning 1
       ),
       modifiers_written as (
@@ -158,11 +161,12 @@ export async function applyOrdersIfNewer(
         returning 1
       ),
       modifiers_dropped as (
-        delete from replica.order_item_modifiers c using written w
-        where c.order_id = w.id
-          and (c.item_position >= jsonb_array_length(w.items)
-            or c.position >= jsonb_array_length(
-              coalesce(nullif(w.items -> c.item_position -> 'modifiers', 'null'), '[]')))
+        delete from replica.order_item_modifiers c
+        where c.order_id = any(array(select id from written))
+          and (select c.item_position >= jsonb_array_length(w.items)
+                      or c.position >= jsonb_array_length(
+                        coalesce(nullif(w.items -> c.item_position -> 'modifiers', 'null'), '[]'))
+               from written w where w.id = c.order_id)
         returning 1
       ),
       history_written as (
@@ -173,8 +177,9 @@ export async function applyOrdersIfNewer(
         returning 1
       ),
       history_dropped as (
-        delete from replica.order_status_history c using written w
-        where c.order_id = w.id and c.position >= jsonb_array_length(w.history)
+        delete from replica.order_status_history c
+        where c.order_id = any(array(select id from written))
+          and c.position >= (select jsonb_array_length(w.history) from written w where w.id = c.order_id)
         returning 1
       )
       select i.o ->> 'id' as id, (u.id is not null) as changed, p.version as previous_version,
