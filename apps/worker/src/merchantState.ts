@@ -18,8 +18,16 @@ export async function readMerchantState(
     select m.status, case when m.paused_until > now() then m.paused_until end as paused_until, now() as now
     from (select 1) as one
     left join sync.merchants m on m.id = ${merchantId}`;
-  const status = row?.status === "revoked" ? "revoked" : row?.status === "active" ? "active" : "unknown";
-  return { status, pausedUntil: row?.paused_until ?? null, now: row?.now ?? new Date() };
+  return {
+    status: merchantStatus(row?.status),
+    pausedUntil: row?.paused_until ?? null,
+    now: row?.now ?? new Date(),
+  };
+}
+
+/** sync.merchants.status as the worker reads it (no row: "unknown", treated as active). */
+export function merchantStatus(stored: string | null | undefined): MerchantState["status"] {
+  return stored === "revoked" ? "revoked" : stored === "active" ? "active" : "unknown";
 }
 
 /**

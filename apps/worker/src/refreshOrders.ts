@@ -4,7 +4,7 @@ import { enqueueJob } from "./enqueueJob.ts";
 import { resolveOrderBatchEvents, settleClaimedEvents, settleOrderEvents } from "./eventOutcomes.ts";
 import { fetchOrder } from "./fetchOrder.ts";
 import { mapWithConcurrency } from "./mapWithConcurrency.ts";
-import { pauseMerchant, readMerchantState, revokeMerchant } from "./merchantState.ts";
+import { type MerchantState, merchantStatus, pauseMerchant, revokeMerchant } from "./merchantState.ts";
 import { checkOrder, type OrderInput } from "./orderInput.ts";
 import { orderJobKey } from "./refreshOrder.ts";
 import { classifyUpstreamFailure, type UpstreamFailure } from "./upstreamFailure.ts";
@@ -76,20 +76,17 @@ export async function refreshOrderBatch(
   signal: AbortSignal,
 ): Promise<OrderBatchResult> {
   const { sql, client, metrics, logger } = ctx;
-  const state = await readMerchantState(sql, merchantId);
-  if (state.status === "revoked") {
-    // Events stored after the revocation were queued all the same: settle them and drop their rows.
-    await sql.begin((tx) => revokeMerchant(tx, merchantId));
-    return { rows: 0, more: false };
-  }
-  if (state.pausedUntil) return { rows: 0, more: false, pausedUntil: state.pausedUntil };
   const api = client.forMerchant(merchantId);
 
   return await sql.begin(async (tx): Promise<OrderBatchResult> => {
-    const [lock] = await tx<{ taken: boolean }[]>`
-      select pg_try_advisory_xact_lock(hashtextextended(${`orders:${merchantId}:${lane}`}, 0)) as taken`;
-    if (!lock!.taken) return { rows: 0, more: false, heldElsewhere: true };
-    const claimed = await claimOrders(tx, merchantId, lane);
+    const { state, taken, claimed } = await claimLane(tx, merchantId, lane);
+    if (state.status === "revoked") {
+      // Events stored after the revocation were queued all the same: settle them and drop their rows.
+      await revokeMerchant(tx, merchantId);
+      return { rows: 0, more: false };
+    }
+    if (state.pausedUntil) return { rows: 0, more: false, pausedUntil: state.pausedUntil };
+    if (!taken) return { rows: 0, more: false, heldElsewhere: true };
     if (claimed.length === 0) return { rows: 0, more: false };
     const rows = claimed.reduce((n, c) => n + c.rows, 0);
     const isNeeded = (c: Claimed) =>
@@ -240,24 +237,56 @@ async function refreshUnknownLocations(
   });
 }
 
-/** Takes up to a batch of the lane's queued rows, one line per order with the replica's version. */
-async function claimOrders(tx: TransactionSql, merchantId: string, lane: number): Promise<Claimed[]> {
-  return await tx<Claimed[]>`
-    with claimed as (
+/**
+ * The batch's first statement (one round trip where there were three): reads the merchant's state and,
+ * when it may be called, takes the lane (a transaction advisory lock) and claims up to a batch of its
+ * queued rows, one line per order with the replica's version.
+ */
+async function claimLane(
+  tx: TransactionSql,
+  merchantId: string,
+  lane: number,
+): Promise<{ state: Pick<MerchantState, "status" | "pausedUntil">; taken: boolean; claimed: Claimed[] }> {
+  const rows = await tx<
+    ({ status: string | null; paused_until: Date | null; taken: boolean | null } & (
+      | Claimed
+      | { order_id: null }
+    ))[]
+  >`
+    with state as materialized (
+      select m.status, case when m.paused_until > now() then m.paused_until end as paused_until
+      from (select 1) as one left join sync.merchants m on m.id = ${merchantId}
+    ),
+    held as materialized (
+      select pg_try_advisory_xact_lock(hashtextextended(${`orders:${merchantId}:${lane}`}, 0)) as taken
+      from state where status is distinct from 'revoked' and paused_until is null
+    ),
+    claimed as (
       delete from sync.order_refresh
       where id in (
-        select id from sync.order_refresh where merchant_id = ${merchantId} and lane = ${lane}
+        select id from sync.order_refresh
+        where merchant_id = ${merchantId} and lane = ${lane} and (select taken from held)
         order by id limit ${ORDER_BATCH_ROWS} for update skip locked)
       returning order_id, version, event_id
+    ),
+    grouped as (
+      select c.order_id,
+             case when bool_or(c.version is null) then null else max(c.version) end as version,
+             o.version as replica_version, count(*)::int as rows, statement_timestamp() as claimed_at,
+             coalesce(array_agg(distinct c.event_id) filter (where c.event_id is not null), '{}') as event_ids,
+             bool_or(c.event_id is null) as unlinked
+      from claimed c left join replica.orders o on o.id = c.order_id
+      group by c.order_id, o.version
     )
-    select c.order_id,
-           case when bool_or(c.version is null) then null else max(c.version) end as version,
-           o.version as replica_version, count(*)::int as rows, statement_timestamp() as claimed_at,
-           coalesce(array_agg(distinct c.event_id) filter (where c.event_id is not null), '{}') as event_ids,
-           bool_or(c.event_id is null) as unlinked
-    from claimed c left join replica.orders o on o.id = c.order_id
-    group by c.order_id, o.version
-    order by c.order_id`;
+    select s.status, s.paused_until, (select taken from held) as taken, g.*
+    from state s left join grouped g on true
+    order by g.order_id`;
+  const first = rows[0]!;
+  return {
+    state: { status: merchantStatus(first.status), pausedUntil: first.paused_until },
+    taken: first.taken === true,
+    claimed: rows.filter((r): r is typeof r & Claimed => r.order_id !== null),
+  };
 }
 
 /**
