@@ -1,4 +1,4 @@
-import { type EventEnvelope, storeEventsAndEnqueue } from "@loops-sync/db";
+import { type EventEnvelope, ORDER_REFRESH_CHANNEL, storeEventsAndEnqueue } from "@loops-sync/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 
@@ -114,5 +114,58 @@ describe("storeEventsAndEnqueue", () => {
     ).catch((e: unknown) => e);
     expect(failing).toBeInstanceOf(Error);
     expect(await jobs()).toHaveLength(2);
+  });
+  it("wakes the order refreshers at commit with the lanes it queued, or an empty payload when they would not fit", async () => {
+    const payloads: string[] = [];
+    const listener = await db.sql.listen(ORDER_REFRESH_CHANNEL, (p) => payloads.push(p));
+    const arrived = async (n: number) => {
+      for (let i = 0; i < 100 && payloads.length < n; i++) await new Promise((r) => setTimeout(r, 20));
+    };
+    try {
+      const orders = [
+        ["mer_lanes_1", "ord_lane_a"],
+        ["mer_lanes_1", "ord_lane_b"],
+        ["mer_lanes_2", "ord_lane_a"],
+        ["mer_lanes_2", "ord_lane_a"],
+      ] as const;
+      await storeEventsAndEnqueue(
+        db.sql,
+        orders.map(([merchant, order], i) =>
+          event(`evt_lanes_${i}`, { merchant_id: merchant, data: { order_id: order, version: i + 1 } }),
+        ),
+        { source: "webhook", applicationId: "app_us" },
+      );
+      await arrived(1);
+      expect(payloads).toHaveLength(1);
+      const lanes = await db.sql<{ merchant_id: string; lane: number }[]>`
+        select distinct merchant_id, lane from sync.order_refresh where merchant_id like 'mer_lanes_%'`;
+      expect(lanes).toHaveLength(3);
+      expect((JSON.parse(payloads[0]!) as [string, number][]).sort()).toEqual(
+        lanes.map((l) => [l.merchant_id, l.lane]).sort(),
+      );
+
+      // 600 merchants' lanes exceed what one NOTIFY may carry: the refreshers are told to read the queue.
+      await storeEventsAndEnqueue(
+        db.sql,
+        Array.from({ length: 600 }, (_, i) =>
+          event(`evt_many_${i}`, {
+            merchant_id: `mer_many_${i}`,
+            data: { order_id: `ord_many_${i}`, version: 1 },
+          }),
+        ),
+        { source: "webhook", applicationId: "app_us" },
+      );
+      await arrived(2);
+      expect(payloads[1]).toBe("");
+      // Nothing queued (a duplicate): no NOTIFY at all.
+      await storeEventsAndEnqueue(db.sql, [event("evt_lanes_0")], {
+        source: "webhook",
+        applicationId: "app_us",
+      });
+      await new Promise((r) => setTimeout(r, 200));
+      expect(payloads).toHaveLength(2);
+    } finally {
+      await listener.unlisten();
+    }
   });
 });

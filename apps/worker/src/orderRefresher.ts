@@ -16,9 +16,11 @@ export interface OrderRefresher {
 
 /**
  * Works sync.order_refresh outside graphile-worker: a batch per merchant lane (`refreshOrderBatch`), woken by
- * the NOTIFY of whoever queued orders (the inbox, process_events), by its own finished batches, and by a
- * poll. A lane another process holds, a failed batch or a paused merchant is left alone until the next poll,
- * so nothing spins. Why not a graphile-worker job per lane: docs/decisions.md, "Batched order refreshes".
+ * the NOTIFY of whoever queued orders (the inbox, process_events), whose payload names the lanes, by its
+ * own finished batches, and by a poll that reads the queue (so does a NOTIFY without lanes). A lane named
+ * while its batch runs is run again when that batch ends. A lane another process holds, a failed batch or a
+ * paused merchant is left alone until the next poll, so nothing spins. Why not a graphile-worker job per
+ * lane: docs/decisions.md, "Batched order refreshes".
  */
 export async function startOrderRefresher(
   ctx: WorkerContext,
@@ -31,6 +33,9 @@ export async function startOrderRefresher(
   }
   const { sql, logger, metrics } = ctx;
   const running = new Map<string, Promise<void>>();
+  /** Lanes to run (`<merchant>:<lane>` → the pair), in the order they were named. */
+  const wanted = new Map<string, { merchantId: string; lane: number }>();
+  let scanQueue = true;
   /** Lanes (`<merchant>:<lane>`) and merchants (`merchant:<id>`) not to try before the given time. */
   const notBefore = new Map<string, number>();
   const abort = new AbortController();
@@ -39,6 +44,18 @@ export async function startOrderRefresher(
   let again = false;
   let scheduled = false;
 
+  const want = (merchantId: string, lane: number) =>
+    wanted.set(`${merchantId}:${lane}`, { merchantId, lane });
+  const onNotify = (payload: string) => {
+    const lanes = parseLanes(payload);
+    if (lanes) for (const [merchantId, lane] of lanes) want(merchantId, lane);
+    else scanQueue = true;
+    schedule();
+  };
+  const poll = () => {
+    scanQueue = true;
+    schedule();
+  };
   const schedule = () => {
     if (stopping || scheduled) return;
     scheduled = true;
@@ -58,18 +75,24 @@ export async function startOrderRefresher(
       do {
         again = false;
         if (running.size >= concurrency) break;
-        const lanes = await queuedLanes(sql);
+        if (scanQueue) {
+          scanQueue = false;
+          for (const { merchant_id, lane } of await queuedLanes(sql)) want(merchant_id, lane);
+        }
         const now = Date.now();
-        for (const { merchant_id: merchantId, lane } of lanes) {
+        for (const [key, { merchantId, lane }] of wanted) {
           if (stopping || running.size >= concurrency) break;
-          const key = `${merchantId}:${lane}`;
+          // Running: it stays wanted, and runs again when its batch ends (it may have missed these rows).
           if (running.has(key)) continue;
+          wanted.delete(key);
+          // Held back: the poll's scan brings it back.
           if ((notBefore.get(key) ?? 0) > now || (notBefore.get(`merchant:${merchantId}`) ?? 0) > now)
             continue;
           running.set(key, runLane(merchantId, lane, key));
         }
       } while (again && !stopping);
     } catch (error) {
+      scanQueue = true;
       logger.warn(
         { error: String(error) },
         "order refresher could not read its queue; retrying on the next poll",
@@ -112,15 +135,16 @@ export async function startOrderRefresher(
     }
   }
 
-  const listener = await sql.listen(ORDER_REFRESH_CHANNEL, schedule, schedule);
-  const poll = setInterval(schedule, pollIntervalMs);
-  poll.unref();
-  schedule();
+  // On (re)connect the queue is read: NOTIFYs sent while the listener was away are lost.
+  const listener = await sql.listen(ORDER_REFRESH_CHANNEL, onNotify, poll);
+  const poller = setInterval(poll, pollIntervalMs);
+  poller.unref();
+  poll();
 
   return {
     async stop(abortAfterMs) {
       stopping = true;
-      clearInterval(poll);
+      clearInterval(poller);
       await listener.unlisten().catch(() => {});
       const abortTimer = setTimeout(() => abort.abort(), abortAfterMs);
       await Promise.allSettled([...running.values()]);
@@ -133,4 +157,23 @@ export async function startOrderRefresher(
 async function queuedLanes(sql: Sql): Promise<{ merchant_id: string; lane: number }[]> {
   return await sql<{ merchant_id: string; lane: number }[]>`
     select merchant_id, lane from sync.order_refresh group by merchant_id, lane order by min(id)`;
+}
+
+/** The lanes a NOTIFY payload names (`[[merchant_id, lane], …]`); undefined when it names none or is not that. */
+export function parseLanes(payload: string): [string, number][] | undefined {
+  if (payload === "") return undefined;
+  try {
+    const lanes: unknown = JSON.parse(payload);
+    if (
+      Array.isArray(lanes) &&
+      lanes.length > 0 &&
+      lanes.every(
+        (l) => Array.isArray(l) && l.length === 2 && typeof l[0] === "string" && Number.isInteger(l[1]),
+      )
+    )
+      return lanes as [string, number][];
+  } catch {
+    // Not ours to understand: read the queue instead.
+  }
+  return undefined;
 }

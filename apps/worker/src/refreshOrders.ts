@@ -1,4 +1,4 @@
-import { ORDER_REFRESH_CHANNEL, type Sql, type TransactionSql } from "@loops-sync/db";
+import { type Sql, type TransactionSql, wakeOrderRefreshers } from "@loops-sync/db";
 import { applyOrdersIfNewer } from "./applyOrderIfNewer.ts";
 import { enqueueJob } from "./enqueueJob.ts";
 import { resolveOrderBatchEvents, settleClaimedEvents, settleOrderEvents } from "./eventOutcomes.ts";
@@ -300,7 +300,7 @@ export async function queueOrders(
 ): Promise<void> {
   if (orders.length === 0) return;
   await sql`
-    with queued as (
+    with refreshing as (
       insert into sync.order_refresh (merchant_id, order_id, version, event_id)
       select ${merchantId}, o.order_id, o.version, o.event_id
       from unnest(
@@ -308,7 +308,7 @@ export async function queueOrders(
         ${orders.map((o) => o.version)}::bigint[],
         ${orders.map((o) => o.event_id)}::text[]
       ) as o(order_id, version, event_id)
-      returning 1
+      returning merchant_id, lane
     )
-    select pg_notify(${ORDER_REFRESH_CHANNEL}, '') from (select 1 from queued limit 1) as any_row`;
+    ${wakeOrderRefreshers(sql)}`;
 }

@@ -14,6 +14,7 @@ export {
   type StoreEventsOptions,
   type StoreEventsResult,
   storeEventsAndEnqueue,
+  wakeOrderRefreshers,
 } from "./inbox.ts";
 export {
   MIGRATIONS_DIR,
