@@ -50,4 +50,33 @@ describe("worker: order refresher", () => {
     const [row] = await h.db.sql`select version from replica.orders where id = ${order.id}`;
     expect(row!.version).toBe(h.sandbox.truth.order(order.id)!.version);
   });
+  it("applies an order while another batch holds a different order of the merchant, and the held one right after", async () => {
+    const held = h.sandbox.createOrder({ merchantId: MERCHANT });
+    const free = h.sandbox.createOrder({ merchantId: MERCHANT });
+    const fetches = () => h.sandbox.stats().apiCalls["GET /orders/{order_id}"] ?? 0;
+    // A batch elsewhere is fetching `held`: its order lock, taken by a transaction of ours.
+    const lock = await h.db.sql.reserve();
+    let heldIds: string[];
+    try {
+      await lock`begin`;
+      await lock`select pg_advisory_xact_lock(hashtextextended(${`order:${MERCHANT}:${held.id}`}, 0))`;
+      heldIds = await h.ingest((e) => e.data.order_id === held.id);
+      const freeIds = await h.ingest((e) => e.data.order_id === free.id);
+      const before = fetches();
+      await waitFor("the free order applied while the other is held", () => settled(h.db, freeIds));
+      // The held order was neither fetched nor settled, and its row is still queued.
+      expect(fetches() - before).toBe(1);
+      expect(await settled(h.db, heldIds)).toBe(false);
+      const [queued] = await h.db.sql`
+        select count(*)::int as n from sync.order_refresh where order_id = ${held.id}`;
+      expect(queued!.n).toBe(heldIds.length);
+      await lock`commit`;
+    } finally {
+      lock.release();
+    }
+    // No NOTIFY and no poll (10 minutes here) follow the release: the refresher comes back by itself.
+    await waitFor("the held order applied once released", () => settled(h.db, heldIds));
+    const [row] = await h.db.sql`select version from replica.orders where id = ${held.id}`;
+    expect(row!.version).toBe(h.sandbox.truth.order(held.id)!.version);
+  });
 });

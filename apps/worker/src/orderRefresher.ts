@@ -3,24 +3,28 @@ import { refreshOrderBatch } from "./refreshOrders.ts";
 import type { WorkerContext } from "./workerContext.ts";
 
 export interface OrderRefresherOptions {
-  /** Lanes worked at once by this process (each batch holds one pooled connection). Default: 8. */
+  /** Batches run at once by this process (each holds one pooled connection while it fetches). Default: 8. */
   concurrency?: number;
   /** Looks for queued orders this often even without a NOTIFY (one lost while reconnecting). Default: 1000 ms. */
   pollIntervalMs?: number;
 }
 
+/** A batch that left rows to another batch holding their orders tries them again this much later. */
+const HELD_RETRY_MS = 50;
+
 export interface OrderRefresher {
-  /** Stops taking lanes; running batches finish, or are aborted (their claims roll back) after `abortAfterMs`. */
+  /** Stops starting batches; running ones finish, or are aborted (their claims roll back) after `abortAfterMs`. */
   stop(abortAfterMs: number): Promise<void>;
 }
 
 /**
- * Works sync.order_refresh outside graphile-worker: a batch per merchant lane (`refreshOrderBatch`), woken by
- * the NOTIFY of whoever queued orders (the inbox, process_events), whose payload names the lanes, by its
- * own finished batches, and by a poll that reads the queue (so does a NOTIFY without lanes). A lane named
- * while its batch runs is run again when that batch ends. A lane another process holds, a failed batch or a
- * paused merchant is left alone until the next poll, so nothing spins. Why not a graphile-worker job per
- * lane: docs/decisions.md, "Batched order refreshes".
+ * Works sync.order_refresh outside graphile-worker, in batches (`refreshOrderBatch`): a batch claims what
+ * its merchant has queued and no other batch is fetching. Woken by the NOTIFY of whoever queued orders (the
+ * inbox, process_events), whose payload names the merchants, by its own finished batches, and by a poll
+ * that reads the queue (so does a NOTIFY without names). A merchant named while batches of it run gets
+ * another one at once, up to `concurrency` in all: an event never waits for an unrelated order's fetch (rows
+ * of an order another batch is fetching are tried again shortly after). A paused merchant or a failed batch's merchant is left alone until the next poll, so nothing spins. Why not
+ * graphile-worker jobs: docs/decisions.md, "Batched order refreshes".
  */
 export async function startOrderRefresher(
   ctx: WorkerContext,
@@ -32,11 +36,11 @@ export async function startOrderRefresher(
     );
   }
   const { sql, logger, metrics } = ctx;
-  const running = new Map<string, Promise<void>>();
-  /** Lanes to run (`<merchant>:<lane>` → the pair), in the order they were named. */
-  const wanted = new Map<string, { merchantId: string; lane: number }>();
+  const running = new Set<Promise<void>>();
+  /** Merchants with orders queued since their last batch started, in the order they were named. */
+  const wanted = new Set<string>();
   let scanQueue = true;
-  /** Lanes (`<merchant>:<lane>`) and merchants (`merchant:<id>`) not to try before the given time. */
+  /** Merchants not to try before the given time (paused by a 429, or their last batch failed). */
   const notBefore = new Map<string, number>();
   const abort = new AbortController();
   let stopping = false;
@@ -44,11 +48,9 @@ export async function startOrderRefresher(
   let again = false;
   let scheduled = false;
 
-  const want = (merchantId: string, lane: number) =>
-    wanted.set(`${merchantId}:${lane}`, { merchantId, lane });
   const onNotify = (payload: string) => {
-    const lanes = parseLanes(payload);
-    if (lanes) for (const [merchantId, lane] of lanes) want(merchantId, lane);
+    const merchants = parseMerchants(payload);
+    if (merchants) for (const merchantId of merchants) wanted.add(merchantId);
     else scanQueue = true;
     schedule();
   };
@@ -77,18 +79,19 @@ export async function startOrderRefresher(
         if (running.size >= concurrency) break;
         if (scanQueue) {
           scanQueue = false;
-          for (const { merchant_id, lane } of await queuedLanes(sql)) want(merchant_id, lane);
+          for (const merchantId of await queuedMerchants(sql)) wanted.add(merchantId);
         }
         const now = Date.now();
-        for (const [key, { merchantId, lane }] of wanted) {
+        for (const merchantId of wanted) {
           if (stopping || running.size >= concurrency) break;
-          // Running: it stays wanted, and runs again when its batch ends (it may have missed these rows).
-          if (running.has(key)) continue;
-          wanted.delete(key);
+          wanted.delete(merchantId);
           // Held back: the poll's scan brings it back.
-          if ((notBefore.get(key) ?? 0) > now || (notBefore.get(`merchant:${merchantId}`) ?? 0) > now)
-            continue;
-          running.set(key, runLane(merchantId, lane, key));
+          if ((notBefore.get(merchantId) ?? 0) > now) continue;
+          const batch = runBatches(merchantId).finally(() => {
+            running.delete(batch);
+            schedule();
+          });
+          running.add(batch);
         }
       } while (again && !stopping);
     } catch (error) {
@@ -102,36 +105,31 @@ export async function startOrderRefresher(
     }
   }
 
-  async function runLane(merchantId: string, lane: number, key: string): Promise<void> {
+  /** Batches of one merchant until one leaves nothing behind it (a full batch comes back at once). */
+  async function runBatches(merchantId: string): Promise<void> {
     try {
       for (;;) {
         const stopTimer = metrics.jobSeconds.startTimer({ task: "refresh_orders" });
-        const result = await refreshOrderBatch(ctx, merchantId, lane, abort.signal);
+        const result = await refreshOrderBatch(ctx, merchantId, abort.signal);
         stopTimer();
-        if (result.pausedUntil) notBefore.set(`merchant:${merchantId}`, result.pausedUntil.getTime());
-        if (result.rows === 0) {
-          // Another process holds the lane: it drains it, and it hears the same NOTIFYs. An empty lane is
-          // no reason to wait: a scan can list a lane whose rows a batch of ours claimed meanwhile, and the
-          // next event queued there must not sit out a poll interval.
-          if (result.heldElsewhere) notBefore.set(key, Date.now() + pollIntervalMs);
-          break;
-        }
+        if (result.pausedUntil) notBefore.set(merchantId, result.pausedUntil.getTime());
+        // Those rows get no NOTIFY of their own once the other batch ends (it may be another process's).
+        if (result.heldElsewhere)
+          setTimeout(() => onNotify(JSON.stringify([merchantId])), HELD_RETRY_MS).unref();
+        if (result.rows === 0) break;
         metrics.jobs.inc({ task: "refresh_orders", result: "success" });
-        logger.debug({ merchantId, lane, rows: result.rows }, "Completed order batch");
+        logger.debug({ merchantId, rows: result.rows }, "Completed order batch");
         if (!result.more || stopping) break;
       }
     } catch (error) {
       if (!abort.signal.aborted) {
         metrics.jobs.inc({ task: "refresh_orders", result: "error" });
         logger.warn(
-          { merchantId, lane, error: String(error) },
+          { merchantId, error: String(error) },
           "order refresh batch failed; its claim rolled back, retried on the next poll",
         );
-        notBefore.set(key, Date.now() + pollIntervalMs);
+        notBefore.set(merchantId, Date.now() + pollIntervalMs);
       }
-    } finally {
-      running.delete(key);
-      schedule();
     }
   }
 
@@ -147,31 +145,30 @@ export async function startOrderRefresher(
       clearInterval(poller);
       await listener.unlisten().catch(() => {});
       const abortTimer = setTimeout(() => abort.abort(), abortAfterMs);
-      await Promise.allSettled([...running.values()]);
+      await Promise.allSettled([...running]);
       clearTimeout(abortTimer);
     },
   };
 }
 
-/** The (merchant, lane) pairs with queued orders, oldest first. */
-async function queuedLanes(sql: Sql): Promise<{ merchant_id: string; lane: number }[]> {
-  return await sql<{ merchant_id: string; lane: number }[]>`
-    select merchant_id, lane from sync.order_refresh group by merchant_id, lane order by min(id)`;
+/** The merchants with queued orders, oldest first. */
+async function queuedMerchants(sql: Sql): Promise<string[]> {
+  const rows = await sql<{ merchant_id: string }[]>`
+    select merchant_id from sync.order_refresh group by merchant_id order by min(id)`;
+  return rows.map((r) => r.merchant_id);
 }
 
-/** The lanes a NOTIFY payload names (`[[merchant_id, lane], …]`); undefined when it names none or is not that. */
-export function parseLanes(payload: string): [string, number][] | undefined {
+/** The merchants a NOTIFY payload names (`["mer_1", …]`); undefined when it names none or is not that. */
+export function parseMerchants(payload: string): string[] | undefined {
   if (payload === "") return undefined;
   try {
-    const lanes: unknown = JSON.parse(payload);
+    const merchants: unknown = JSON.parse(payload);
     if (
-      Array.isArray(lanes) &&
-      lanes.length > 0 &&
-      lanes.every(
-        (l) => Array.isArray(l) && l.length === 2 && typeof l[0] === "string" && Number.isInteger(l[1]),
-      )
+      Array.isArray(merchants) &&
+      merchants.length > 0 &&
+      merchants.every((m) => typeof m === "string" && m !== "")
     )
-      return lanes as [string, number][];
+      return merchants as string[];
   } catch {
     // Not ours to understand: read the queue instead.
   }

@@ -10,7 +10,7 @@ import { orderJobKey } from "./refreshOrder.ts";
 import { classifyUpstreamFailure, type UpstreamFailure } from "./upstreamFailure.ts";
 import type { WorkerContext } from "./workerContext.ts";
 
-/** Queue rows one batch claims; a full batch makes the refresher come back to the lane at once. */
+/** Queue rows one batch claims; a full batch makes the refresher come back to the merchant at once. */
 export const ORDER_BATCH_ROWS = 500;
 /** GET /orders/{id} calls one batch keeps in flight. */
 export const ORDER_FETCH_CONCURRENCY = 16;
@@ -49,45 +49,43 @@ type Fetched =
   | { claim: Claimed; skipped: true };
 
 export interface OrderBatchResult {
-  /** Queue rows this batch took (0: nothing queued, or another process holds the lane). */
+  /** Queue rows this batch took (0: nothing queued that another batch is not fetching). */
   rows: number;
-  /** Rows may remain in the lane: come back at once. */
+  /** Rows may remain: come back at once. */
   more: boolean;
+  /** Queued rows left to another batch that holds their orders: come back once it is likely done. */
+  heldElsewhere?: number;
   /** Set when the merchant must not be called before this moment (a 429, now or earlier). */
   pausedUntil?: Date;
-  /** Another process holds the lane (it drains it, and wakes on the same NOTIFY). */
-  heldElsewhere?: boolean;
 }
 
 /**
- * One batch of a merchant's lane of sync.order_refresh, in one transaction: take the lane (a transaction
- * advisory lock, so one process at a time works a lane and a burst of one order is checked against what
- * the previous batch wrote), claim up to ORDER_BATCH_ROWS rows, skip the orders the replica already
- * covers, fetch the rest with bounded parallelism, apply them with ONE version-gated upsert and settle
- * their events with ONE update. A crash or shutdown rolls the claim back. Per order: 404 and malformed
- * answers are recorded as failed; 5xx and timeouts hand the order to its own refresh_order job (backoff,
- * visible attempts); an upstream behind its events likewise. A 429 stops the batch's further calls,
- * re-queues what was not fetched and pauses the merchant; 403 connection_not_active revokes it.
+ * One batch of a merchant's sync.order_refresh, in one transaction: claim up to ORDER_BATCH_ROWS queued rows
+ * whose orders no other batch is fetching (a transaction advisory lock per order, so a burst of one order is
+ * checked against what the previous batch wrote), skip the orders the replica already covers, fetch the
+ * rest with bounded parallelism, apply them with ONE version-gated upsert and settle their events with ONE
+ * update. A crash or shutdown rolls the claim back. Per order: 404 and malformed answers are recorded as
+ * failed; 5xx and timeouts hand the order to its own refresh_order job (backoff, visible attempts); an
+ * upstream behind its events likewise. A 429 stops the batch's further calls, re-queues what was not
+ * fetched and pauses the merchant; 403 connection_not_active revokes it.
  */
 export async function refreshOrderBatch(
   ctx: WorkerContext,
   merchantId: string,
-  lane: number,
   signal: AbortSignal,
 ): Promise<OrderBatchResult> {
   const { sql, client, metrics, logger } = ctx;
   const api = client.forMerchant(merchantId);
 
   return await sql.begin(async (tx): Promise<OrderBatchResult> => {
-    const { state, taken, claimed } = await claimLane(tx, merchantId, lane);
+    const { state, claimed, heldElsewhere } = await claimOrders(tx, merchantId);
     if (state.status === "revoked") {
       // Events stored after the revocation were queued all the same: settle them and drop their rows.
       await revokeMerchant(tx, merchantId);
       return { rows: 0, more: false };
     }
     if (state.pausedUntil) return { rows: 0, more: false, pausedUntil: state.pausedUntil };
-    if (!taken) return { rows: 0, more: false, heldElsewhere: true };
-    if (claimed.length === 0) return { rows: 0, more: false };
+    if (claimed.length === 0) return { rows: 0, more: false, heldElsewhere };
     const rows = claimed.reduce((n, c) => n + c.rows, 0);
     const isNeeded = (c: Claimed) =>
       c.version === null || c.replica_version === null || c.replica_version < c.version;
@@ -209,7 +207,7 @@ export async function refreshOrderBatch(
       );
       return { rows, more: false, pausedUntil };
     }
-    return { rows, more: rows >= ORDER_BATCH_ROWS };
+    return { rows, more: rows >= ORDER_BATCH_ROWS, heldElsewhere };
   });
 }
 
@@ -239,16 +237,21 @@ async function refreshUnknownLocations(
 
 /**
  * The batch's first statement (one round trip where there were three): reads the merchant's state and,
- * when it may be called, takes the lane (a transaction advisory lock) and claims up to a batch of its
- * queued rows, one line per order with the replica's version.
+ * when it may be called, claims up to a batch of its queued rows, oldest first, whose orders it can lock
+ * (`pg_try_advisory_xact_lock` per order; rows of an order another batch is fetching stay queued), one line
+ * per order with the replica's version. The candidates and the locks are materialized CTEs, so a lock is
+ * tried only for the rows this batch could claim.
  */
-async function claimLane(
+async function claimOrders(
   tx: TransactionSql,
   merchantId: string,
-  lane: number,
-): Promise<{ state: Pick<MerchantState, "status" | "pausedUntil">; taken: boolean; claimed: Claimed[] }> {
+): Promise<{
+  state: Pick<MerchantState, "status" | "pausedUntil">;
+  claimed: Claimed[];
+  heldElsewhere: number;
+}> {
   const rows = await tx<
-    ({ status: string | null; paused_until: Date | null; taken: boolean | null } & (
+    ({ status: string | null; paused_until: Date | null; held_elsewhere: number } & (
       | Claimed
       | { order_id: null }
     ))[]
@@ -257,16 +260,18 @@ async function claimLane(
       select m.status, case when m.paused_until > now() then m.paused_until end as paused_until
       from (select 1) as one left join sync.merchants m on m.id = ${merchantId}
     ),
-    held as materialized (
-      select pg_try_advisory_xact_lock(hashtextextended(${`orders:${merchantId}:${lane}`}, 0)) as taken
-      from state where status is distinct from 'revoked' and paused_until is null
+    candidates as materialized (
+      select id, order_id from sync.order_refresh
+      where merchant_id = ${merchantId}
+        and exists (select 1 from state where status is distinct from 'revoked' and paused_until is null)
+      order by id limit ${ORDER_BATCH_ROWS} for update skip locked
+    ),
+    mine as materialized (
+      select id from candidates
+      where pg_try_advisory_xact_lock(hashtextextended(${`order:${merchantId}:`} || order_id, 0))
     ),
     claimed as (
-      delete from sync.order_refresh
-      where id in (
-        select id from sync.order_refresh
-        where merchant_id = ${merchantId} and lane = ${lane} and (select taken from held)
-        order by id limit ${ORDER_BATCH_ROWS} for update skip locked)
+      delete from sync.order_refresh where id in (select id from mine)
       returning order_id, version, event_id
     ),
     grouped as (
@@ -278,20 +283,20 @@ async function claimLane(
       from claimed c left join replica.orders o on o.id = c.order_id
       group by c.order_id, o.version
     )
-    select s.status, s.paused_until, (select taken from held) as taken, g.*
+    select s.status, s.paused_until,
+           (select count(*) from candidates)::int - (select count(*) from mine)::int as held_elsewhere, g.*
     from state s left join grouped g on true
     order by g.order_id`;
   const first = rows[0]!;
   return {
     state: { status: merchantStatus(first.status), pausedUntil: first.paused_until },
-    taken: first.taken === true,
     claimed: rows.filter((r): r is typeof r & Claimed => r.order_id !== null),
+    heldElsewhere: first.held_elsewhere,
   };
 }
 
 /**
- * Appends orders to the merchant's queue (the lane is computed by the table) and wakes the refreshers
- * (NOTIFY at commit). Used by process_events and by a batch that a 429 stopped.
+ * Appends orders to the merchant's queue and wakes the refreshers (NOTIFY at commit). Used by process_events and by a batch that a 429 stopped.
  */
 export async function queueOrders(
   sql: Sql | TransactionSql,
@@ -308,7 +313,7 @@ export async function queueOrders(
         ${orders.map((o) => o.version)}::bigint[],
         ${orders.map((o) => o.event_id)}::text[]
       ) as o(order_id, version, event_id)
-      returning merchant_id, lane
+      returning merchant_id
     )
     ${wakeOrderRefreshers(sql)}`;
 }

@@ -17,25 +17,25 @@ export type EventSource = "webhook" | "catchup" | "cli";
 
 /**
  * The NOTIFY channel that says "orders were queued in sync.order_refresh" (the worker's order refresher
- * listens). The payload names the lanes queued, as JSON `[[merchant_id, lane], …]`, so a refresher starts
- * them without reading the queue; an empty payload (too many lanes for one NOTIFY) means "scan the queue".
+ * listens). The payload names the merchants, as a JSON array, so a refresher starts their batches without
+ * reading the queue; an empty payload (too many merchants for one NOTIFY) means "read the queue".
  */
 export const ORDER_REFRESH_CHANNEL = "loops_sync_order_refresh";
 
-/** Longest lane list sent in a NOTIFY payload (Postgres refuses payloads of 8,000 bytes and more). */
-const MAX_LANES_PAYLOAD = 7000;
+/** Longest merchant list sent in a NOTIFY payload (Postgres refuses payloads of 8,000 bytes and more). */
+const MAX_NOTIFY_PAYLOAD = 7000;
 
 /**
- * A CTE body that wakes the order refreshers for the rows of a CTE named `refreshing` (merchant_id, lane)
- * of the same statement: one NOTIFY naming the distinct lanes, none when no row was queued. The NOTIFY is
+ * A CTE body that wakes the order refreshers for the rows of a CTE named `refreshing` (merchant_id) of the
+ * same statement: one NOTIFY naming the distinct merchants, none when no row was queued. The NOTIFY is
  * delivered at commit.
  */
 export function wakeOrderRefreshers(sql: Sql | TransactionSql) {
   return sql`
     select pg_notify(${ORDER_REFRESH_CHANNEL},
-                     case when length(lanes) <= ${MAX_LANES_PAYLOAD} then lanes else '' end)
-    from (select json_agg(distinct jsonb_build_array(merchant_id, lane))::text as lanes from refreshing) as l
-    where lanes is not null`;
+                     case when length(merchants) <= ${MAX_NOTIFY_PAYLOAD} then merchants else '' end)
+    from (select json_agg(distinct merchant_id)::text as merchants from refreshing) as named
+    where merchants is not null`;
 }
 
 export interface StoreEventsOptions {
@@ -116,7 +116,7 @@ export async function storeEventsAndEnqueue(
     refreshing as (
       insert into sync.order_refresh (merchant_id, order_id, version, event_id)
       select merchant_id, order_id, order_version, id from stored where queued
-      returning merchant_id, lane
+      returning merchant_id
     ),
     woken as (${wakeOrderRefreshers(sql)}),
     -- DO NOTHING takes no row lock on known merchants: concurrent batches never queue behind each other here.
