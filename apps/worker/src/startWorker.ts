@@ -45,7 +45,7 @@ export interface StartWorkerOptions {
   /** On stop, how long running jobs may finish before their calls are aborted and they are released. Default: 5000 ms. */
   shutdownAbortAfterMs?: number;
   /**
-   * Merchant lanes the order refresher works at once; each batch holds one connection of `sql` while it
+   * Order batches the refresher runs at once; each batch holds one connection of `sql` while it
    * fetches. Default: half of `sql`'s pool size (at least 1).
    */
   orderRefreshConcurrency?: number;
