@@ -72,7 +72,10 @@ export async function measureFreshness({
   const signer = createWebhookSigner();
   const env = serviceEnv({ databaseUrl, sandbox });
   const receiver = await startReceiverProcess(env, signer.secret);
-  const worker = await startWorkerProcess(env, { concurrency: workerConcurrency, poolSize: 10 });
+  const worker = await startWorkerProcess(env, {
+    concurrency: workerConcurrency,
+    poolSize: Number(process.env.BENCH_POOL_SIZE ?? 10),
+  });
 
   const seen = new Map<string, number>();
   const waiting = new Map<string, { version: number; ackAt: number }[]>();
