@@ -10,8 +10,12 @@ import { orderJobKey } from "./refreshOrder.ts";
 import { classifyUpstreamFailure, type UpstreamFailure } from "./upstreamFailure.ts";
 import type { WorkerContext } from "./workerContext.ts";
 
-/** Queue rows one batch claims; a full batch makes the refresher come back to the merchant at once. */
-export const ORDER_BATCH_ROWS = 500;
+/**
+ * Queue rows one batch considers; a full batch makes the refresher come back to the merchant at once. It
+ * also bounds the advisory locks a batch holds (one per order): P / 2 batches × 100 per worker stay within
+ * Postgres's lock table, which grows by 64 entries per connection the worker opens (docs/operations.md).
+ */
+export const ORDER_BATCH_ROWS = 100;
 /** GET /orders/{id} calls one batch keeps in flight. */
 export const ORDER_FETCH_CONCURRENCY = 16;
 /** A transiently failed order is retried by its own refresh_order job after this pause. */
@@ -207,7 +211,7 @@ export async function refreshOrderBatch(
       );
       return { rows, more: false, pausedUntil };
     }
-    return { rows, more: rows >= ORDER_BATCH_ROWS, heldElsewhere };
+    return { rows, more: rows + heldElsewhere >= ORDER_BATCH_ROWS, heldElsewhere };
   });
 }
 
