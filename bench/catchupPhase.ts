@@ -54,7 +54,13 @@ export async function measureCatchup({
 }: CatchupOptions): Promise<CatchupFigures> {
   const sandbox = await startSandbox({ port: 0, faults: { apiSlowRate: 1, apiSlowMs: apiDelayMs } });
   const env = serviceEnv({ databaseUrl, sandbox });
-  const worker = await startWorkerProcess(env, { concurrency: workerConcurrency, poolSize: 10 });
+  const worker = await startWorkerProcess(env, { concurrency: workerConcurrency, poolSize: 10 }).catch(
+    async (error: unknown) => {
+      // The sandbox would keep the bench alive forever.
+      await sandbox.close();
+      throw error;
+    },
+  );
   try {
     // Synced before the outage: one order each, caught up, so every merchant has a cursor and a checkpoint.
     for (const merchantId of sandbox.merchantIds) sandbox.createOrder({ merchantId });

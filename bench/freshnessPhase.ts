@@ -71,11 +71,21 @@ export async function measureFreshness({
   const sandbox = await startSandbox({ port: 0, faults: { apiSlowRate: 1, apiSlowMs: apiDelayMs } });
   const signer = createWebhookSigner();
   const env = serviceEnv({ databaseUrl, sandbox });
-  const receiver = await startReceiverProcess(env, signer.secret);
-  const worker = await startWorkerProcess(env, {
-    concurrency: workerConcurrency,
-    poolSize: Number(process.env.BENCH_POOL_SIZE ?? 10),
-  });
+  // A child that fails to start must not leave the sandbox or the other child running (the bench would
+  // never exit).
+  let receiver: Awaited<ReturnType<typeof startReceiverProcess>> | undefined;
+  let worker: Awaited<ReturnType<typeof startWorkerProcess>>;
+  try {
+    receiver = await startReceiverProcess(env, signer.secret);
+    worker = await startWorkerProcess(env, {
+      concurrency: workerConcurrency,
+      poolSize: Number(process.env.BENCH_POOL_SIZE ?? 10),
+    });
+  } catch (error) {
+    await receiver?.process.stop();
+    await sandbox.close();
+    throw error;
+  }
 
   const seen = new Map<string, number>();
   const waiting = new Map<string, { version: number; ackAt: number }[]>();
