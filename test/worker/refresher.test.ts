@@ -25,10 +25,10 @@ async function batchesRun(): Promise<number> {
 }
 
 describe("worker: order refresher", () => {
-  it("takes the next event of a lane at once after a batch found that lane empty", async () => {
+  it("takes a merchant's next event at once after one of its batches found nothing to claim", async () => {
     const order = h.sandbox.createOrder({ merchantId: MERCHANT });
-    // A queued row the refresher lists but cannot claim (a lock of ours): its batch finds the lane empty,
-    // as when a scan lists a lane whose rows a batch claimed meanwhile.
+    // A queued row the refresher is told of but cannot claim (a row lock of ours): its batch finds nothing,
+    // as when a scan lists rows another batch claimed meanwhile.
     await h.db
       .sql`insert into sync.order_refresh (merchant_id, order_id, version) values (${MERCHANT}, ${order.id}, 1)`;
     const lock = await h.db.sql.reserve();
@@ -37,13 +37,13 @@ describe("worker: order refresher", () => {
       await lock`select id from sync.order_refresh where order_id = ${order.id} for update`;
       const before = await batchesRun();
       await h.db.sql`select pg_notify('loops_sync_order_refresh', '')`;
-      await waitFor("an empty batch on the lane", async () => (await batchesRun()) > before);
+      await waitFor("an empty batch", async () => (await batchesRun()) > before);
       await lock`delete from sync.order_refresh where order_id = ${order.id}`;
       await lock`commit`;
     } finally {
       lock.release();
     }
-    // The order's real event lands in the same lane: it must not wait for the (10-minute) poll.
+    // The order's real event: it must not wait for the (10-minute) poll.
     const ids = await h.ingest((e) => e.data.order_id === order.id);
     expect(ids.length).toBeGreaterThan(0);
     await waitFor("the event settled without a poll", () => settled(h.db, ids));
