@@ -6,7 +6,12 @@ import { type StageTimes, startJobTrace } from "./jobTrace.ts";
 import { type SentEvent, sendOrderTraffic } from "./orderTraffic.ts";
 import { percentile } from "./percentile.ts";
 import { watchReplicaVersions } from "./replicaWatch.ts";
-import { serviceEnv, startReceiverProcess, startWorkerProcess } from "./serviceProcesses.ts";
+import {
+  type RunningService,
+  serviceEnv,
+  startReceiverProcess,
+  startWorkerProcess,
+} from "./serviceProcesses.ts";
 import { createWebhookSigner } from "./signedWebhook.ts";
 
 export interface FreshnessFigures {
@@ -73,8 +78,8 @@ export async function measureFreshness({
   const env = serviceEnv({ databaseUrl, sandbox });
   // A child that fails to start must not leave the sandbox or the other child running (the bench would
   // never exit).
-  let receiver: Awaited<ReturnType<typeof startReceiverProcess>> | undefined;
-  let worker: Awaited<ReturnType<typeof startWorkerProcess>>;
+  let receiver: RunningService | undefined;
+  let worker: RunningService;
   try {
     receiver = await startReceiverProcess(env, signer.secret);
     worker = await startWorkerProcess(env, {

@@ -48,6 +48,10 @@ export async function startOrderRefresher(
   let again = false;
   let scheduled = false;
 
+  const want = (merchantId: string) => {
+    wanted.add(merchantId);
+    schedule();
+  };
   const onNotify = (payload: string) => {
     const merchants = parseMerchants(payload);
     if (merchants) for (const merchantId of merchants) wanted.add(merchantId);
@@ -114,8 +118,7 @@ export async function startOrderRefresher(
         stopTimer();
         if (result.pausedUntil) notBefore.set(merchantId, result.pausedUntil.getTime());
         // Those rows get no NOTIFY of their own once the other batch ends (it may be another process's).
-        if (result.heldElsewhere)
-          setTimeout(() => onNotify(JSON.stringify([merchantId])), HELD_RETRY_MS).unref();
+        if (result.heldElsewhere) setTimeout(() => want(merchantId), HELD_RETRY_MS).unref();
         if (result.rows === 0) break;
         metrics.jobs.inc({ task: "refresh_orders", result: "success" });
         logger.debug({ merchantId, rows: result.rows }, "Completed order batch");
