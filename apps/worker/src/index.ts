@@ -14,6 +14,7 @@ export {
 } from "./eventOutcomes.ts";
 export type { LoopsApi, MerchantApi } from "./loopsApi.ts";
 export { pauseMerchant, readMerchantState, revokeMerchant } from "./merchantState.ts";
+export { createOrderApplier, type OrderApplier } from "./orderApplier.ts";
 export { checkOrder, InvalidOrderError, type OrderInput } from "./orderInput.ts";
 export { createPoolRegistry, type PoolRegistry } from "./poolRegistry.ts";
 export { orderJobKey, UpstreamBehindError } from "./refreshOrder.ts";

@@ -1,4 +1,5 @@
 import { ORDER_REFRESH_CHANNEL, type Sql } from "@loops-sync/db";
+import { createOrderApplier } from "./orderApplier.ts";
 import { refreshOrderBatch } from "./refreshOrders.ts";
 import type { WorkerContext } from "./workerContext.ts";
 
@@ -7,6 +8,11 @@ export interface OrderRefresherOptions {
   concurrency?: number;
   /** Looks for queued orders this often even without a NOTIFY (one lost while reconnecting). Default: 1000 ms. */
   pollIntervalMs?: number;
+  /**
+   * Commits of fetched orders run at once, each on a pooled connection besides the batches' (0: each batch
+   * applies its orders in its own transaction, at its end). Default: 1.
+   */
+  applyCommits?: number;
 }
 
 /** A batch that left rows to another batch holding their orders tries them again this much later. */
@@ -28,7 +34,7 @@ export interface OrderRefresher {
  */
 export async function startOrderRefresher(
   ctx: WorkerContext,
-  { concurrency = 8, pollIntervalMs = 1000 }: OrderRefresherOptions = {},
+  { concurrency = 8, pollIntervalMs = 1000, applyCommits = 1 }: OrderRefresherOptions = {},
 ): Promise<OrderRefresher> {
   if (!Number.isInteger(concurrency) || concurrency < 1) {
     throw new RangeError(
@@ -36,6 +42,7 @@ export async function startOrderRefresher(
     );
   }
   const { sql, logger, metrics } = ctx;
+  const applier = applyCommits > 0 ? createOrderApplier(ctx, { commits: applyCommits }) : undefined;
   const running = new Set<Promise<void>>();
   /** Merchants with orders queued since their last batch started, in the order they were named. */
   const wanted = new Set<string>();
@@ -114,7 +121,7 @@ export async function startOrderRefresher(
     try {
       for (;;) {
         const stopTimer = metrics.jobSeconds.startTimer({ task: "refresh_orders" });
-        const result = await refreshOrderBatch(ctx, merchantId, abort.signal);
+        const result = await refreshOrderBatch(ctx, applier, merchantId, abort.signal);
         stopTimer();
         if (result.pausedUntil) notBefore.set(merchantId, result.pausedUntil.getTime());
         // Those rows get no NOTIFY of their own once the other batch ends (it may be another process's).

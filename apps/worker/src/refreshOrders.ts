@@ -1,10 +1,11 @@
 import { type Sql, type TransactionSql, wakeOrderRefreshers } from "@loops-sync/db";
-import { applyOrdersIfNewer } from "./applyOrderIfNewer.ts";
+import type { ApplyOrderResult } from "./applyOrderIfNewer.ts";
 import { enqueueJob } from "./enqueueJob.ts";
 import { resolveOrderBatchEvents, settleClaimedEvents, settleOrderEvents } from "./eventOutcomes.ts";
 import { fetchOrder } from "./fetchOrder.ts";
 import { mapWithConcurrency } from "./mapWithConcurrency.ts";
 import { type MerchantState, merchantStatus, pauseMerchant, revokeMerchant } from "./merchantState.ts";
+import { applyFetchedOrders, countApplied, type OrderApplier } from "./orderApplier.ts";
 import { checkOrder, type OrderInput } from "./orderInput.ts";
 import { orderJobKey } from "./refreshOrder.ts";
 import { classifyUpstreamFailure, type UpstreamFailure } from "./upstreamFailure.ts";
@@ -20,8 +21,6 @@ export const ORDER_BATCH_ROWS = 100;
 export const ORDER_FETCH_CONCURRENCY = 16;
 /** A transiently failed order is retried by its own refresh_order job after this pause. */
 const HAND_OFF_DELAY_MS = 1000;
-/** An order naming a location the replica lacks asks for a refresh of the merchant's locations this late. */
-const LOCATIONS_DELAY_MS = 250;
 
 /** One queued refresh: the order, the version its event announced, and that event (null: queued before 0008). */
 export interface QueuedOrder {
@@ -48,7 +47,7 @@ interface Claimed {
 }
 
 type Fetched =
-  | { claim: Claimed; order: OrderInput }
+  | { claim: Claimed; order: OrderInput; applied: ApplyOrderResult | undefined }
   | { claim: Claimed; failure: UpstreamFailure; error: unknown }
   | { claim: Claimed; skipped: true };
 
@@ -64,17 +63,23 @@ export interface OrderBatchResult {
 }
 
 /**
- * One batch of a merchant's sync.order_refresh, in one transaction: claim up to ORDER_BATCH_ROWS queued rows
+ * One batch of a merchant's sync.order_refresh. Its transaction claims up to ORDER_BATCH_ROWS queued rows
  * whose orders no other batch is fetching (a transaction advisory lock per order, so a burst of one order is
- * checked against what the previous batch wrote), skip the orders the replica already covers, fetch the
- * rest with bounded parallelism, apply them with ONE version-gated upsert and settle their events with ONE
- * update. A crash or shutdown rolls the claim back. Per order: 404 and malformed answers are recorded as
- * failed; 5xx and timeouts hand the order to its own refresh_order job (backoff, visible attempts); an
- * upstream behind its events likewise. A 429 stops the batch's further calls, re-queues what was not
- * fetched and pauses the merchant; 403 connection_not_active revokes it.
+ * checked against what the previous batch wrote) and skips the orders the replica already covers; the rest
+ * are fetched with bounded parallelism, and each answer goes to the `applier`, which commits it
+ * (version-gated) with its events' outcomes in a group commit shared with the other batches: an order is
+ * readable as soon as its own answer is in. The claim commits after the last of them. A crash or shutdown
+ * rolls the claim back, so its rows are fetched again, and the events an earlier commit settled stay settled.
+ * Without an applier (a pool of one connection, which the batch holds) the answers are applied in the
+ * batch's transaction, all at once after the last.
+ * Per order: 404 and malformed answers are recorded as failed; 5xx and timeouts hand the order to its own
+ * refresh_order job (backoff, visible attempts); an upstream behind its events likewise. A 429 stops the
+ * batch's further calls, re-queues what was not fetched and pauses the merchant; 403 connection_not_active
+ * revokes it.
  */
 export async function refreshOrderBatch(
   ctx: WorkerContext,
+  applier: OrderApplier | undefined,
   merchantId: string,
   signal: AbortSignal,
 ): Promise<OrderBatchResult> {
@@ -102,27 +107,40 @@ export async function refreshOrderBatch(
       ORDER_FETCH_CONCURRENCY,
       async (claim): Promise<Fetched> => {
         if (stopped || signal.aborted) return { claim, skipped: true };
+        let order: OrderInput;
         try {
-          return { claim, order: checkOrder(await fetchOrder(api, claim.order_id, signal)) };
+          order = checkOrder(await fetchOrder(api, claim.order_id, signal));
         } catch (error) {
           const failure = classifyUpstreamFailure(error);
           if (failure.kind === "rate_limited" || failure.kind === "revoked") stopped ??= failure;
           return { claim, failure, error };
         }
+        // A database failure here fails the batch: its claim rolls back and the rows are fetched again.
+        return { claim, order, applied: await applier?.apply(order, claim.event_ids) };
       },
     );
     // Shutting down: roll the claim back; the rows wait for the next worker.
     if (signal.aborted) throw new Error("order refresh aborted by shutdown");
 
-    const orders = fetched.flatMap((f) => ("order" in f ? [f.order] : []));
-    const applied = await applyOrdersIfNewer(tx, orders);
-    for (const a of applied) metrics.orderApplies.inc({ changed: String(a.changed) });
-    const before = new Map(applied.map((a) => [a.id, a.previousVersion]));
+    const answers = fetched.flatMap((f) => ("order" in f ? [f] : []));
+    let applied = answers.map((f) => f.applied!);
+    if (!applier) {
+      const group = await applyFetchedOrders(
+        tx,
+        answers.map((f) => ({ order: f.order, eventIds: f.claim.event_ids })),
+      );
+      countApplied(ctx, group);
+      applied = group.applied;
+    }
+    // The applier settled the fetched orders' events; the covered ones are settled here.
+    const outcomes = await settleClaimedEvents(
+      tx,
+      covered.map((c) => ({ claim: c, versionBefore: c.replica_version })),
+    );
     const answered = [
       ...covered.map((c) => ({ claim: c, versionBefore: c.replica_version })),
-      ...orders.map((o) => ({ claim: byOrder.get(o.id)!, versionBefore: before.get(o.id) ?? null })),
+      ...applied.map((a) => ({ claim: byOrder.get(a.id)!, versionBefore: a.previousVersion })),
     ];
-    const outcomes = await settleClaimedEvents(tx, answered);
     const unlinked = answered.filter((a) => a.claim.unlinked);
     if (unlinked.length > 0) {
       const more = await resolveOrderBatchEvents(tx, {
@@ -188,11 +206,6 @@ export async function refreshOrderBatch(
         runAt: later,
       });
     }
-    await refreshUnknownLocations(
-      tx,
-      merchantId,
-      applied.filter((a) => a.changed).map((a) => a.id),
-    );
     if (requeue.length > 0) {
       await queueOrders(
         tx,
@@ -212,30 +225,6 @@ export async function refreshOrderBatch(
       return { rows, more: false, pausedUntil };
     }
     return { rows, more: rows + heldElsewhere >= ORDER_BATCH_ROWS, heldElsewhere };
-  });
-}
-
-/** Orders that name a location the replica lacks: refresh the merchant's locations and channel connections. */
-async function refreshUnknownLocations(
-  tx: TransactionSql,
-  merchantId: string,
-  orderIds: string[],
-): Promise<void> {
-  if (orderIds.length === 0) return;
-  const [row] = await tx<{ unknown: boolean }[]>`
-    select exists (
-      select 1 from replica.orders o
-      where o.id = any(${orderIds}::text[]) and o.location_id is not null
-        and not exists (select 1 from replica.locations l where l.id = o.location_id)
-    ) as unknown`;
-  if (!row!.unknown) return;
-  await enqueueJob(tx, {
-    task: "refresh_locations",
-    payload: { merchantId },
-    jobKey: `locations:${merchantId}`,
-    jobKeyMode: "preserve_run_at",
-    merchantId,
-    runAt: new Date(Date.now() + LOCATIONS_DELAY_MS),
   });
 }
 

@@ -46,7 +46,7 @@ export interface StartWorkerOptions {
   shutdownAbortAfterMs?: number;
   /**
    * Order batches the refresher runs at once; each batch holds one connection of `sql` while it
-   * fetches. Default: half of `sql`'s pool size (at least 1).
+   * fetches, and the answers are committed on one more. Default: half of `sql`'s pool size (at least 1).
    */
   orderRefreshConcurrency?: number;
   /** How often the order refresher looks for queued orders without a NOTIFY. Default: `pollIntervalMs`, at most 1000 ms. */
@@ -174,8 +174,12 @@ export async function startWorker({
     }
   };
   const poolSize = (sql as { options?: { max?: number } }).options?.max ?? 10;
+  const batches = orderRefreshConcurrency ?? Math.max(1, Math.floor(poolSize / 2));
   const refresher = await startOrderRefresher(ctx, {
-    concurrency: orderRefreshConcurrency ?? Math.max(1, Math.floor(poolSize / 2)),
+    concurrency: batches,
+    // The applier's commit needs a connection the waiting batches do not hold (one commit at a time
+    // measured best: docs/decisions.md, "Fetched orders committed as they arrive").
+    applyCommits: poolSize > batches ? 1 : 0,
     pollIntervalMs: orderRefreshPollMs ?? Math.min(pollIntervalMs, 1000),
   }).catch(async (error: unknown) => {
     await runner.stop().catch(() => {});

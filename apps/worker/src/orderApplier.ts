@@ -1,0 +1,162 @@
+import type { TransactionSql } from "@loops-sync/db";
+import { type ApplyOrderResult, applyOrdersIfNewer } from "./applyOrderIfNewer.ts";
+import { enqueueJob } from "./enqueueJob.ts";
+import { settleClaimedEvents } from "./eventOutcomes.ts";
+import type { OrderInput } from "./orderInput.ts";
+import type { WorkerContext } from "./workerContext.ts";
+
+/** Orders one commit takes at most; the rest go in the next. */
+export const APPLY_GROUP_ORDERS = 200;
+/** An order naming a location the replica lacks asks for a refresh of the merchant's locations this late. */
+const LOCATIONS_DELAY_MS = 250;
+
+export interface OrderApplier {
+  /**
+   * Applies a fetched order (version-gated, {@link applyOrdersIfNewer}) and settles the events that queued
+   * it; resolves once that is committed, with what the replica holds now. Orders handed in while a commit
+   * runs share the next one (group commit), so an order is readable one commit after its answer arrives,
+   * not when the slowest answer of its batch does.
+   */
+  apply(order: OrderInput, eventIds: readonly string[]): Promise<ApplyOrderResult>;
+}
+
+export interface FetchedOrder {
+  order: OrderInput;
+  /** The events whose queue rows the batch claimed for this order: settled with its apply. */
+  eventIds: readonly string[];
+}
+
+export interface ApplierOptions {
+  /** Commits run at once, each on a pooled connection. Default: 1. */
+  commits?: number;
+}
+
+/**
+ * One per worker process, shared by its order batches. Its transactions touch the replica, sync.events
+ * and graphile-worker's jobs, never sync.order_refresh nor an advisory lock (what an open batch holds while
+ * it waits here), so a batch never waits on a commit that waits on it. The pool must have `commits`
+ * connections beyond those the waiting batches hold (startWorker sizes both).
+ */
+export function createOrderApplier(
+  ctx: Pick<WorkerContext, "sql" | "metrics" | "logger">,
+  { commits = 1 }: ApplierOptions = {},
+): OrderApplier {
+  if (!Number.isInteger(commits) || commits < 1) {
+    throw new RangeError(`createOrderApplier: commits must be a whole number of at least 1, got ${commits}`);
+  }
+  const { sql, logger } = ctx;
+  let queued: (FetchedOrder & { resolve(r: ApplyOrderResult): void; reject(e: unknown): void })[] = [];
+  let inFlight = 0;
+
+  const commit = (group: readonly FetchedOrder[]) =>
+    sql
+      .begin((tx) => applyFetchedOrders(tx, group))
+      .then((done) => {
+        countApplied(ctx, done);
+        return done.applied;
+      });
+
+  async function run(group: typeof queued): Promise<void> {
+    try {
+      const results = await commit(group);
+      for (const [i, e] of group.entries()) e.resolve(results[i]!);
+    } catch (error) {
+      if (group.length === 1) {
+        group[0]!.reject(error);
+        return;
+      }
+      // One order the database refuses must not fail its neighbours' batches: each alone, once.
+      logger.warn(
+        { orders: group.length, error: String(error) },
+        "applying a group of orders failed; applying them one by one",
+      );
+      for (const e of group) {
+        await commit([e]).then(
+          ([result]) => e.resolve(result!),
+          (alone: unknown) => e.reject(alone),
+        );
+      }
+    }
+  }
+
+  function start(): void {
+    while (inFlight < commits && queued.length > 0) {
+      const group = queued.slice(0, APPLY_GROUP_ORDERS);
+      queued = queued.slice(group.length);
+      inFlight++;
+      void run(group).finally(() => {
+        inFlight--;
+        start();
+      });
+    }
+  }
+
+  return {
+    apply(order, eventIds) {
+      return new Promise<ApplyOrderResult>((resolve, reject) => {
+        queued.push({ order, eventIds, resolve, reject });
+        start();
+      });
+    },
+  };
+}
+
+export interface AppliedGroup {
+  /** One per fetched order, in order. */
+  applied: ApplyOrderResult[];
+  /** The group's settled events, by outcome. */
+  outcomes: Record<string, number>;
+}
+
+/**
+ * In the caller's transaction: applies the fetched orders with ONE version-gated upsert, settles their
+ * claimed events with ONE update (against the version stored before: `stale` or `applied`), and asks for a
+ * locations refresh where an order names a location the replica lacks.
+ */
+export async function applyFetchedOrders(
+  tx: TransactionSql,
+  group: readonly FetchedOrder[],
+): Promise<AppliedGroup> {
+  if (group.length === 0) return { applied: [], outcomes: {} };
+  const results = await applyOrdersIfNewer(
+    tx,
+    group.map((e) => e.order),
+  );
+  const byId = new Map(results.map((a) => [a.id, a]));
+  const applied = group.map((e) => byId.get(e.order.id)!);
+  const outcomes = await settleClaimedEvents(
+    tx,
+    group.map((e, i) => ({ claim: { event_ids: e.eventIds }, versionBefore: applied[i]!.previousVersion })),
+  );
+  await refreshUnknownLocations(
+    tx,
+    results.filter((a) => a.changed).map((a) => a.id),
+  );
+  return { applied, outcomes };
+}
+
+/** Counts a committed group in the worker's metrics. */
+export function countApplied({ metrics }: Pick<WorkerContext, "metrics">, group: AppliedGroup): void {
+  for (const a of group.applied) metrics.orderApplies.inc({ changed: String(a.changed) });
+  for (const [outcome, n] of Object.entries(group.outcomes)) metrics.events.inc({ outcome }, n);
+}
+
+/** Orders that name a location the replica lacks: refresh their merchants' locations and channel connections. */
+async function refreshUnknownLocations(tx: TransactionSql, orderIds: readonly string[]): Promise<void> {
+  if (orderIds.length === 0) return;
+  const merchants = await tx<{ merchant_id: string }[]>`
+    select distinct o.merchant_id from replica.orders o
+    where o.id = any(${orderIds as string[]}::text[]) and o.location_id is not null
+      and not exists (select 1 from replica.locations l where l.id = o.location_id)
+    order by 1`;
+  for (const { merchant_id: merchantId } of merchants) {
+    await enqueueJob(tx, {
+      task: "refresh_locations",
+      payload: { merchantId },
+      jobKey: `locations:${merchantId}`,
+      jobKeyMode: "preserve_run_at",
+      merchantId,
+      runAt: new Date(Date.now() + LOCATIONS_DELAY_MS),
+    });
+  }
+}

@@ -1,0 +1,150 @@
+import { Writable } from "node:stream";
+import { createLogger } from "@loops-sync/config";
+import { connect } from "@loops-sync/db";
+import { type HttpFetch, LoopsClient } from "@loops-sync/loops-client";
+import { DEFAULT_SANDBOX_CREDENTIALS } from "@loops-sync/sandbox";
+import { createOrderApplier, createWorkerMetrics } from "@loops-sync/worker";
+import { afterEach, describe, expect, it } from "vitest";
+import { createHarness, type Harness, settled, waitFor } from "./support/harness.ts";
+import { makeOrder } from "./support/makeOrder.ts";
+
+const MERCHANT = "mer_demo_1";
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+/** A client of the harness's sandbox whose GET of `orderId` waits until `release()`. */
+function clientHolding(harness: Harness, orderId: () => string) {
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let held = false;
+  const fetchThroughGate: HttpFetch = async (url, init) => {
+    if (url.includes(`/orders/${orderId()}`)) {
+      held = true;
+      await gate;
+    }
+    return await fetch(url, init as RequestInit);
+  };
+  const client = new LoopsClient({
+    apiUrl: harness.sandbox.apiUrl,
+    authUrl: harness.sandbox.authUrl,
+    clientId: DEFAULT_SANDBOX_CREDENTIALS.clientId,
+    clientSecret: DEFAULT_SANDBOX_CREDENTIALS.clientSecret,
+    timeoutMs: 10_000,
+    fetch: fetchThroughGate,
+  });
+  return { client, release, held: () => held };
+}
+
+async function replicaVersion(harness: Harness, orderId: string): Promise<number | undefined> {
+  const [row] = await harness.db.sql<{ version: number }[]>`
+    select version from replica.orders where id = ${orderId}`;
+  return row?.version;
+}
+
+async function eventsOf(harness: Harness, ids: readonly string[], orderId: string): Promise<string[]> {
+  const rows = await harness.db.sql<{ id: string }[]>`
+    select id from sync.events where id = any(${[...ids]}::text[]) and order_id = ${orderId}`;
+  return rows.map((r) => r.id);
+}
+
+/** A harness that afterEach closes. */
+async function started(): Promise<Harness> {
+  h = await createHarness();
+  return h;
+}
+
+describe("worker: fetched orders are committed as their answers arrive", () => {
+  it("makes an order readable while the slowest answer of its batch is still awaited", async () => {
+    const harness = await started();
+    const slow = harness.sandbox.createOrder({ merchantId: MERCHANT });
+    const fast = harness.sandbox.createOrder({ merchantId: MERCHANT });
+    const gated = clientHolding(harness, () => slow.id);
+    await harness.worker({ client: gated.client, orderRefreshPollMs: 600_000 });
+    // One inbox transaction and one NOTIFY: a single batch claims both orders.
+    const ids = await harness.ingest((e) => e.data.order_id === slow.id || e.data.order_id === fast.id);
+    const slowIds = await eventsOf(harness, ids, slow.id);
+    const fastIds = await eventsOf(harness, ids, fast.id);
+    expect(slowIds.length).toBeGreaterThan(0);
+    expect(fastIds.length).toBeGreaterThan(0);
+    try {
+      await waitFor(
+        "the fast order readable and its events settled while the slow answer is held",
+        async () =>
+          (await replicaVersion(harness, fast.id)) === harness.sandbox.truth.order(fast.id)!.version &&
+          (await settled(harness.db, fastIds)),
+      );
+      expect(gated.held()).toBe(true);
+      expect(await replicaVersion(harness, slow.id)).toBeUndefined();
+      expect(await settled(harness.db, slowIds)).toBe(false);
+      // The batch's claim is not committed yet: both queue rows are still there for everyone else.
+      const [queued] = await harness.db.sql<{ n: number }[]>`
+        select count(*)::int as n from sync.order_refresh where order_id in (${slow.id}, ${fast.id})`;
+      expect(queued!.n).toBe(ids.length);
+    } finally {
+      gated.release();
+    }
+    await waitFor("the slow order applied once answered", () => settled(harness.db, slowIds));
+    expect(await replicaVersion(harness, slow.id)).toBe(harness.sandbox.truth.order(slow.id)!.version);
+    await waitFor("the claim committed", async () => {
+      const [row] = await harness.db.sql<{ n: number }[]>`select count(*)::int as n from sync.order_refresh`;
+      return row!.n === 0;
+    });
+  });
+
+  it("applies orders in the batch's own transaction when the pool has one connection (the batch holds it)", async () => {
+    const harness = await started();
+    const sql = connect(harness.db.url, { max: 1 });
+    try {
+      const order = harness.sandbox.createOrder({ merchantId: MERCHANT });
+      const worker = await harness.worker({ sql, orderRefreshPollMs: 600_000 });
+      const ids = await harness.ingest((e) => e.data.order_id === order.id);
+      expect(ids.length).toBeGreaterThan(0);
+      await waitFor("the event settled with a pool of one connection", () => settled(harness.db, ids));
+      expect(await replicaVersion(harness, order.id)).toBe(harness.sandbox.truth.order(order.id)!.version);
+      await worker.stop();
+    } finally {
+      await sql.end();
+    }
+  });
+
+  it("fails only the order the database refuses; the others of its commit are applied", async () => {
+    const harness = await started();
+    await harness.db.sql.unsafe(`
+      create function public.refuse_order() returns trigger language plpgsql as $$
+      begin
+        if new.id = 'ord_refused' then raise exception 'refused by a rule of this database'; end if;
+        return new;
+      end $$;
+      create trigger refuse_order before insert or update on replica.orders
+        for each row execute function public.refuse_order();`);
+    const lines: string[] = [];
+    const logger = createLogger({
+      name: "test",
+      level: "warn",
+      destination: new Writable({
+        write(chunk, _encoding, done) {
+          lines.push(String(chunk));
+          done();
+        },
+      }),
+    });
+    const metrics = createWorkerMetrics();
+    const applier = createOrderApplier({ sql: harness.db.sql, metrics, logger });
+    // The first order's commit is under way when the next two are handed in: those two share one.
+    const first = applier.apply(makeOrder({ id: "ord_first", merchantId: MERCHANT }), []);
+    const good = applier.apply(makeOrder({ id: "ord_good", version: 3, merchantId: MERCHANT }), []);
+    const refused = applier.apply(makeOrder({ id: "ord_refused", merchantId: MERCHANT }), []);
+    await expect(first).resolves.toMatchObject({ id: "ord_first", changed: true, version: 1 });
+    await expect(good).resolves.toMatchObject({ id: "ord_good", changed: true, previousVersion: null });
+    await expect(refused).rejects.toThrow(/refused by a rule of this database/);
+    expect(await replicaVersion(harness, "ord_good")).toBe(3);
+    expect(await replicaVersion(harness, "ord_refused")).toBeUndefined();
+    expect(lines.some((l) => l.includes("applying a group of orders failed"))).toBe(true);
+  });
+});
