@@ -1,6 +1,7 @@
 import { ORDER_REFRESH_CHANNEL, type Sql } from "@loops-sync/db";
+import pLimit from "p-limit";
 import { createOrderApplier } from "./orderApplier.ts";
-import { refreshOrderBatch } from "./refreshOrders.ts";
+import { ORDER_FETCH_CONCURRENCY, refreshOrderBatch } from "./refreshOrders.ts";
 import type { WorkerContext } from "./workerContext.ts";
 
 export interface OrderRefresherOptions {
@@ -43,6 +44,7 @@ export async function startOrderRefresher(
   }
   const { sql, logger, metrics } = ctx;
   const applier = applyCommits > 0 ? createOrderApplier(ctx, { commits: applyCommits }) : undefined;
+  const fetchSlots = pLimit(concurrency * ORDER_FETCH_CONCURRENCY);
   const running = new Set<Promise<void>>();
   /** Merchants with orders queued since their last batch started, in the order they were named. */
   const wanted = new Set<string>();
@@ -121,7 +123,12 @@ export async function startOrderRefresher(
     try {
       for (;;) {
         const stopTimer = metrics.jobSeconds.startTimer({ task: "refresh_orders" });
-        const result = await refreshOrderBatch(ctx, applier, merchantId, abort.signal);
+        const result = await refreshOrderBatch(ctx, {
+          merchantId,
+          applier,
+          fetchSlots,
+          signal: abort.signal,
+        });
         stopTimer();
         if (result.pausedUntil) notBefore.set(merchantId, result.pausedUntil.getTime());
         // Those rows get no NOTIFY of their own once the other batch ends (it may be another process's).

@@ -1,9 +1,9 @@
 import { type Sql, type TransactionSql, wakeOrderRefreshers } from "@loops-sync/db";
+import type { LimitFunction } from "p-limit";
 import type { ApplyOrderResult } from "./applyOrderIfNewer.ts";
 import { enqueueJob } from "./enqueueJob.ts";
 import { resolveOrderBatchEvents, settleClaimedEvents, settleOrderEvents } from "./eventOutcomes.ts";
 import { fetchOrder } from "./fetchOrder.ts";
-import { mapWithConcurrency } from "./mapWithConcurrency.ts";
 import { type MerchantState, merchantStatus, pauseMerchant, revokeMerchant } from "./merchantState.ts";
 import { applyFetchedOrders, countApplied, type OrderApplier } from "./orderApplier.ts";
 import { checkOrder, type OrderInput } from "./orderInput.ts";
@@ -17,7 +17,11 @@ import type { WorkerContext } from "./workerContext.ts";
  * Postgres's lock table, which grows by 64 entries per connection the worker opens (docs/operations.md).
  */
 export const ORDER_BATCH_ROWS = 100;
-/** GET /orders/{id} calls one batch keeps in flight. */
+/**
+ * GET /orders/{id} calls in flight per batch the refresher runs at once. The bound is the worker's, shared
+ * by its batches (`fetchSlots`): a batch that claimed many rows fetches them all at once when the others
+ * are small, instead of in waves of a fixed share.
+ */
 export const ORDER_FETCH_CONCURRENCY = 16;
 /** A transiently failed order is retried by its own refresh_order job after this pause. */
 const HAND_OFF_DELAY_MS = 1000;
@@ -51,6 +55,16 @@ type Fetched =
   | { claim: Claimed; failure: UpstreamFailure; error: unknown }
   | { claim: Claimed; skipped: true };
 
+export interface OrderBatchOptions {
+  merchantId: string;
+  /** Commits the fetched orders as they arrive; none: the batch applies them itself, at its end. */
+  applier: OrderApplier | undefined;
+  /** The worker's bound on order fetches in flight, shared by its batches. */
+  fetchSlots: LimitFunction;
+  /** Aborted on shutdown: the claim rolls back. */
+  signal: AbortSignal;
+}
+
 export interface OrderBatchResult {
   /** Queue rows this batch took (0: nothing queued that another batch is not fetching). */
   rows: number;
@@ -66,7 +80,7 @@ export interface OrderBatchResult {
  * One batch of a merchant's sync.order_refresh. Its transaction claims up to ORDER_BATCH_ROWS queued rows
  * whose orders no other batch is fetching (a transaction advisory lock per order, so a burst of one order is
  * checked against what the previous batch wrote) and skips the orders the replica already covers; the rest
- * are fetched with bounded parallelism, and each answer goes to the `applier`, which commits it
+ * are fetched (within the worker's bound on calls in flight), and each answer goes to the `applier`, which commits it
  * (version-gated) with its events' outcomes in a group commit shared with the other batches: an order is
  * readable as soon as its own answer is in. The claim commits after the last of them. A crash or shutdown
  * rolls the claim back, so its rows are fetched again, and the events an earlier commit settled stay settled.
@@ -79,9 +93,7 @@ export interface OrderBatchResult {
  */
 export async function refreshOrderBatch(
   ctx: WorkerContext,
-  applier: OrderApplier | undefined,
-  merchantId: string,
-  signal: AbortSignal,
+  { merchantId, applier, fetchSlots, signal }: OrderBatchOptions,
 ): Promise<OrderBatchResult> {
   const { sql, client, metrics, logger } = ctx;
   const api = client.forMerchant(merchantId);
@@ -102,22 +114,22 @@ export async function refreshOrderBatch(
     const needed = claimed.filter(isNeeded);
     const covered = claimed.filter((c) => !isNeeded(c));
     let stopped: UpstreamFailure | undefined;
-    const fetched = await mapWithConcurrency(
-      needed,
-      ORDER_FETCH_CONCURRENCY,
-      async (claim): Promise<Fetched> => {
-        if (stopped || signal.aborted) return { claim, skipped: true };
-        let order: OrderInput;
-        try {
-          order = checkOrder(await fetchOrder(api, claim.order_id, signal));
-        } catch (error) {
-          const failure = classifyUpstreamFailure(error);
-          if (failure.kind === "rate_limited" || failure.kind === "revoked") stopped ??= failure;
-          return { claim, failure, error };
-        }
-        // A database failure here fails the batch: its claim rolls back and the rows are fetched again.
-        return { claim, order, applied: await applier?.apply(order, claim.event_ids) };
-      },
+    const fetched = await Promise.all(
+      needed.map((claim) =>
+        fetchSlots(async (): Promise<Fetched> => {
+          if (stopped || signal.aborted) return { claim, skipped: true };
+          let order: OrderInput;
+          try {
+            order = checkOrder(await fetchOrder(api, claim.order_id, signal));
+          } catch (error) {
+            const failure = classifyUpstreamFailure(error);
+            if (failure.kind === "rate_limited" || failure.kind === "revoked") stopped ??= failure;
+            return { claim, failure, error };
+          }
+          // A database failure here fails the batch: its claim rolls back and the rows are fetched again.
+          return { claim, order, applied: await applier?.apply(order, claim.event_ids) };
+        }),
+      ),
     );
     // Shutting down: roll the claim back; the rows wait for the next worker.
     if (signal.aborted) throw new Error("order refresh aborted by shutdown");

@@ -16,17 +16,23 @@ afterEach(async () => {
   h = undefined;
 });
 
-/** A client of the harness's sandbox whose GET of `orderId` waits until `release()`. */
-function clientHolding(harness: Harness, orderId: () => string) {
+/** A client of the harness's sandbox whose GETs of the orders `holds` picks wait until `release()`. */
+function clientHolding(harness: Harness, holds: (orderId: string) => boolean) {
   let release!: () => void;
   const gate = new Promise<void>((resolve) => {
     release = resolve;
   });
-  let held = false;
+  let held = 0;
+  let mostHeld = 0;
   const fetchThroughGate: HttpFetch = async (url, init) => {
-    if (url.includes(`/orders/${orderId()}`)) {
-      held = true;
-      await gate;
+    const orderId = /\/orders\/([^/?]+)$/.exec(new URL(url).pathname)?.[1];
+    if (orderId && holds(orderId)) {
+      mostHeld = Math.max(mostHeld, ++held);
+      try {
+        await gate;
+      } finally {
+        held--;
+      }
     }
     return await fetch(url, init as RequestInit);
   };
@@ -38,7 +44,7 @@ function clientHolding(harness: Harness, orderId: () => string) {
     timeoutMs: 10_000,
     fetch: fetchThroughGate,
   });
-  return { client, release, held: () => held };
+  return { client, release, held: () => held, mostHeld: () => mostHeld };
 }
 
 async function replicaVersion(harness: Harness, orderId: string): Promise<number | undefined> {
@@ -64,7 +70,7 @@ describe("worker: fetched orders are committed as their answers arrive", () => {
     const harness = await started();
     const slow = harness.sandbox.createOrder({ merchantId: MERCHANT });
     const fast = harness.sandbox.createOrder({ merchantId: MERCHANT });
-    const gated = clientHolding(harness, () => slow.id);
+    const gated = clientHolding(harness, (id) => id === slow.id);
     await harness.worker({ client: gated.client, orderRefreshPollMs: 600_000 });
     // One inbox transaction and one NOTIFY: a single batch claims both orders.
     const ids = await harness.ingest((e) => e.data.order_id === slow.id || e.data.order_id === fast.id);
@@ -79,7 +85,7 @@ describe("worker: fetched orders are committed as their answers arrive", () => {
           (await replicaVersion(harness, fast.id)) === harness.sandbox.truth.order(fast.id)!.version &&
           (await settled(harness.db, fastIds)),
       );
-      expect(gated.held()).toBe(true);
+      expect(gated.held()).toBe(1);
       expect(await replicaVersion(harness, slow.id)).toBeUndefined();
       expect(await settled(harness.db, slowIds)).toBe(false);
       // The batch's claim is not committed yet: both queue rows are still there for everyone else.
@@ -95,6 +101,28 @@ describe("worker: fetched orders are committed as their answers arrive", () => {
       const [row] = await harness.db.sql<{ n: number }[]>`select count(*)::int as n from sync.order_refresh`;
       return row!.n === 0;
     });
+  });
+
+  it("fetches all of a large batch at once, within the worker's bound on calls in flight", async () => {
+    const harness = await started();
+    const orders = Array.from({ length: 60 }, () => harness.sandbox.createOrder({ merchantId: MERCHANT }));
+    const ours = new Set(orders.map((o) => o.id));
+    const gated = clientHolding(harness, (id) => ours.has(id));
+    // Three batches at once: 3 × ORDER_FETCH_CONCURRENCY (16) = 48 calls in flight at most.
+    await harness.worker({ client: gated.client, orderRefreshConcurrency: 3, orderRefreshPollMs: 600_000 });
+    // One inbox transaction: one batch claims all sixty.
+    const ids = await harness.ingest((e) => ours.has(e.data.order_id as string));
+    expect(ids).toHaveLength(60);
+    try {
+      await waitFor("48 fetches of one batch in flight", () => gated.held() === 48);
+      // The bound holds: the other twelve wait for a slot.
+      await new Promise((r) => setTimeout(r, 200));
+      expect(gated.mostHeld()).toBe(48);
+    } finally {
+      gated.release();
+    }
+    await waitFor("all sixty applied", () => settled(harness.db, ids));
+    expect(gated.mostHeld()).toBe(48);
   });
 
   it("applies orders in the batch's own transaction when the pool has one connection (the batch holds it)", async () => {
