@@ -3,9 +3,9 @@ import { createLogger } from "@loops-sync/config";
 import { connect } from "@loops-sync/db";
 import { type HttpFetch, LoopsClient } from "@loops-sync/loops-client";
 import { DEFAULT_SANDBOX_CREDENTIALS } from "@loops-sync/sandbox";
-import { createOrderApplier, createWorkerMetrics } from "@loops-sync/worker";
+import { createOrderApplier, createWorkerMetrics, revokeMerchant } from "@loops-sync/worker";
 import { afterEach, describe, expect, it } from "vitest";
-import { createHarness, type Harness, settled, waitFor } from "./support/harness.ts";
+import { createHarness, type Harness, outcomes, settled, waitFor } from "./support/harness.ts";
 import { makeOrder } from "./support/makeOrder.ts";
 
 const MERCHANT = "mer_demo_1";
@@ -123,6 +123,55 @@ describe("worker: fetched orders are committed as their answers arrive", () => {
     }
     await waitFor("all sixty applied", () => settled(harness.db, ids));
     expect(gated.mostHeld()).toBe(48);
+  });
+
+  it("lets a revocation that arrives mid-batch wait for the batch, whose answers are committed first", async () => {
+    const harness = await started();
+    const order = harness.sandbox.createOrder({ merchantId: MERCHANT });
+    const gated = clientHolding(harness, (id) => id === order.id);
+    await harness.worker({ client: gated.client, orderRefreshPollMs: 600_000 });
+    const ids = await harness.ingest((e) => e.data.order_id === order.id);
+    await waitFor("the order's fetch under way", () => gated.held() === 1);
+    const revoking = harness.db.sql.begin((tx) => revokeMerchant(tx, MERCHANT));
+    // The revocation now waits for the batch's claim; the answer arrives and is committed, then the claim.
+    await new Promise((r) => setTimeout(r, 100));
+    gated.release();
+    await revoking;
+    expect(await replicaVersion(harness, order.id)).toBe(harness.sandbox.truth.order(order.id)!.version);
+    expect(Object.values(await outcomes(harness.db, ids))).toEqual(ids.map(() => "applied"));
+  });
+
+  it("gives up a commit that waits for a lock held by a transaction waiting for its batch, instead of hanging", async () => {
+    const harness = await started();
+    const order = harness.sandbox.createOrder({ merchantId: MERCHANT });
+    const gated = clientHolding(harness, (id) => id === order.id);
+    await harness.worker({ client: gated.client, orderRefreshPollMs: 200 });
+    const ids = await harness.ingest((e) => e.data.order_id === order.id);
+    await waitFor("the order's fetch under way", () => gated.held() === 1);
+    // Another transaction locks the order's events, then waits for the rows the batch claimed. The batch
+    // waits for its answer's commit, which waits for those events: a cycle Postgres cannot see.
+    const other = await harness.db.sql.reserve();
+    try {
+      await other`begin`;
+      await other`select id from sync.events where id = any(${ids}::text[]) for update`;
+      let deleted = false;
+      const deleting = other`delete from sync.order_refresh where order_id = ${order.id}`.then(() => {
+        deleted = true;
+      });
+      await new Promise((r) => setTimeout(r, 100));
+      expect(deleted).toBe(false);
+      gated.release();
+      // The commit gives up after APPLY_LOCK_TIMEOUT_MS; the batch rolls back and frees the rows.
+      await waitFor("the other transaction no longer blocked", () => deleted, 8000);
+      await deleting;
+      expect(await replicaVersion(harness, order.id)).toBeUndefined();
+      await other`rollback`;
+    } finally {
+      other.release();
+    }
+    // Its rows are queued again, and a later batch applies the order.
+    await waitFor("the order applied by a later batch", () => settled(harness.db, ids));
+    expect(await replicaVersion(harness, order.id)).toBe(harness.sandbox.truth.order(order.id)!.version);
   });
 
   it("applies orders in the batch's own transaction when the pool has one connection (the batch holds it)", async () => {

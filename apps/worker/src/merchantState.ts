@@ -55,6 +55,9 @@ export async function pauseMerchant(
  * repeat (the first revocation time is kept).
  */
 export async function revokeMerchant(sql: Sql | TransactionSql, merchantId: string): Promise<void> {
+  // The queue rows first: this waits for the merchant's running order batches, which may still need to
+  // settle their events through the worker's order applier; locking those events first would hold it up.
+  await sql`delete from sync.order_refresh where merchant_id = ${merchantId}`;
   await sql`
     insert into sync.merchants as m (id, learned_from, status, revoked_at)
     values (${merchantId}, 'webhook', 'revoked', now())
@@ -62,7 +65,6 @@ export async function revokeMerchant(sql: Sql | TransactionSql, merchantId: stri
   await sql`
     update sync.events set outcome = 'skipped_revoked', outcome_at = now()
     where merchant_id = ${merchantId} and outcome = 'pending' and type <> 'connection.revoked'`;
-  await sql`delete from sync.order_refresh where merchant_id = ${merchantId}`;
 }
 
 /** The sync.merchants ids currently paused, as graphile-worker job flags (see `merchantFlag`). */

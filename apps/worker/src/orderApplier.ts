@@ -7,6 +7,14 @@ import type { WorkerContext } from "./workerContext.ts";
 
 /** Orders one commit takes at most; the rest go in the next. */
 export const APPLY_GROUP_ORDERS = 200;
+/**
+ * How long a commit waits for a row lock before it gives up and fails its group's batches (their claims
+ * roll back and are retried). A lock held by a transaction that itself waits for one of those batches
+ * would otherwise be a deadlock Postgres cannot see: the batch's wait for this commit is in the worker.
+ */
+export const APPLY_LOCK_TIMEOUT_MS = 2000;
+/** SQLSTATE lock_not_available: the lock timeout expired. */
+const LOCK_NOT_AVAILABLE = "55P03";
 /** An order naming a location the replica lacks asks for a refresh of the merchant's locations this late. */
 const LOCATIONS_DELAY_MS = 250;
 
@@ -26,31 +34,29 @@ export interface FetchedOrder {
   eventIds: readonly string[];
 }
 
-export interface ApplierOptions {
-  /** Commits run at once, each on a pooled connection. Default: 1. */
-  commits?: number;
-}
-
 /**
  * One per worker process, shared by its order batches. Its transactions touch the replica, sync.events
  * and graphile-worker's jobs, never sync.order_refresh nor an advisory lock (what an open batch holds while
- * it waits here), so a batch never waits on a commit that waits on it. The pool must have `commits`
- * connections beyond those the waiting batches hold (startWorker sizes both).
+ * it waits here), so a batch never waits on a commit that waits on it; a wait for a lock that another
+ * transaction holds longer than APPLY_LOCK_TIMEOUT_MS fails the group instead. One commit runs at a time
+ * (two at once measured no better: docs/decisions.md), on a pooled connection that the waiting batches
+ * must leave free (startWorker sizes both).
  */
-export function createOrderApplier(
-  ctx: Pick<WorkerContext, "sql" | "metrics" | "logger">,
-  { commits = 1 }: ApplierOptions = {},
-): OrderApplier {
-  if (!Number.isInteger(commits) || commits < 1) {
-    throw new RangeError(`createOrderApplier: commits must be a whole number of at least 1, got ${commits}`);
-  }
+export function createOrderApplier(ctx: Pick<WorkerContext, "sql" | "metrics" | "logger">): OrderApplier {
   const { sql, logger } = ctx;
   let queued: (FetchedOrder & { resolve(r: ApplyOrderResult): void; reject(e: unknown): void })[] = [];
-  let inFlight = 0;
+  let running = false;
 
   const commit = (group: readonly FetchedOrder[]) =>
     sql
-      .begin((tx) => applyFetchedOrders(tx, group))
+      .begin(async (tx) => {
+        // Sent now, ahead of the statements that follow; not waited for on its own.
+        const timeout =
+          tx`select set_config('lock_timeout', ${`${APPLY_LOCK_TIMEOUT_MS}ms`}, true)`.execute();
+        const done = await applyFetchedOrders(tx, group);
+        await timeout;
+        return done;
+      })
       .then((done) => {
         countApplied(ctx, done);
         return done.applied;
@@ -61,8 +67,14 @@ export function createOrderApplier(
       const results = await commit(group);
       for (const [i, e] of group.entries()) e.resolve(results[i]!);
     } catch (error) {
-      if (group.length === 1) {
-        group[0]!.reject(error);
+      if (group.length === 1 || (error as { code?: string }).code === LOCK_NOT_AVAILABLE) {
+        if (group.length > 1) {
+          logger.warn(
+            { orders: group.length, error: String(error) },
+            "a commit of fetched orders waited too long for a lock; their batches roll back and retry",
+          );
+        }
+        for (const e of group) e.reject(error);
         return;
       }
       // One order the database refuses must not fail its neighbours' batches: each alone, once.
@@ -80,15 +92,14 @@ export function createOrderApplier(
   }
 
   function start(): void {
-    while (inFlight < commits && queued.length > 0) {
-      const group = queued.slice(0, APPLY_GROUP_ORDERS);
-      queued = queued.slice(group.length);
-      inFlight++;
-      void run(group).finally(() => {
-        inFlight--;
-        start();
-      });
-    }
+    if (running || queued.length === 0) return;
+    const group = queued.slice(0, APPLY_GROUP_ORDERS);
+    queued = queued.slice(group.length);
+    running = true;
+    void run(group).finally(() => {
+      running = false;
+      start();
+    });
   }
 
   return {

@@ -10,10 +10,10 @@ export interface OrderRefresherOptions {
   /** Looks for queued orders this often even without a NOTIFY (one lost while reconnecting). Default: 1000 ms. */
   pollIntervalMs?: number;
   /**
-   * Commits of fetched orders run at once, each on a pooled connection besides the batches' (0: each batch
-   * applies its orders in its own transaction, at its end). Default: 1.
+   * Fetched orders are committed as they arrive, on a pooled connection besides the batches' (false: each
+   * batch applies its orders in its own transaction, at its end, for a pool the batches fill). Default: true.
    */
-  applyCommits?: number;
+  applyAsFetched?: boolean;
 }
 
 /** A batch that left rows to another batch holding their orders tries them again this much later. */
@@ -35,7 +35,7 @@ export interface OrderRefresher {
  */
 export async function startOrderRefresher(
   ctx: WorkerContext,
-  { concurrency = 8, pollIntervalMs = 1000, applyCommits = 1 }: OrderRefresherOptions = {},
+  { concurrency = 8, pollIntervalMs = 1000, applyAsFetched = true }: OrderRefresherOptions = {},
 ): Promise<OrderRefresher> {
   if (!Number.isInteger(concurrency) || concurrency < 1) {
     throw new RangeError(
@@ -43,7 +43,7 @@ export async function startOrderRefresher(
     );
   }
   const { sql, logger, metrics } = ctx;
-  const applier = applyCommits > 0 ? createOrderApplier(ctx, { commits: applyCommits }) : undefined;
+  const applier = applyAsFetched ? createOrderApplier(ctx) : undefined;
   const fetchSlots = pLimit(concurrency * ORDER_FETCH_CONCURRENCY);
   const running = new Set<Promise<void>>();
   /** Merchants with orders queued since their last batch started, in the order they were named. */

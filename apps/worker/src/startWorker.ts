@@ -177,9 +177,8 @@ export async function startWorker({
   const batches = orderRefreshConcurrency ?? Math.max(1, Math.floor(poolSize / 2));
   const refresher = await startOrderRefresher(ctx, {
     concurrency: batches,
-    // The applier's commit needs a connection the waiting batches do not hold (one commit at a time
-    // measured best: docs/decisions.md, "Fetched orders committed as they arrive").
-    applyCommits: poolSize > batches ? 1 : 0,
+    // The applier's commit needs a connection the waiting batches do not hold.
+    applyAsFetched: poolSize > batches,
     pollIntervalMs: orderRefreshPollMs ?? Math.min(pollIntervalMs, 1000),
   }).catch(async (error: unknown) => {
     await runner.stop().catch(() => {});
