@@ -125,6 +125,48 @@ describe("worker: fetched orders are committed as their answers arrive", () => {
     expect(gated.mostHeld()).toBe(48);
   });
 
+  it("hands an event that finds no free batch slot to the merchant's batch still fetching", async () => {
+    const harness = await started();
+    const slow = harness.sandbox.createOrder({ merchantId: MERCHANT });
+    const gated = clientHolding(harness, (id) => id === slow.id);
+    // One batch slot, taken by the batch that waits for the slow order's answer.
+    await harness.worker({ client: gated.client, orderRefreshConcurrency: 1, orderRefreshPollMs: 600_000 });
+    const slowIds = await harness.ingest((e) => e.data.order_id === slow.id);
+    await waitFor("the slow order's fetch under way", () => gated.held() === 1);
+    const late = harness.sandbox.createOrder({ merchantId: MERCHANT });
+    const lateIds = await harness.ingest((e) => e.data.order_id === late.id);
+    try {
+      await waitFor("the late order applied by the running batch", () => settled(harness.db, lateIds));
+      expect(await replicaVersion(harness, late.id)).toBe(harness.sandbox.truth.order(late.id)!.version);
+      expect(await settled(harness.db, slowIds)).toBe(false);
+    } finally {
+      gated.release();
+    }
+    await waitFor("the slow order applied", () => settled(harness.db, slowIds));
+  });
+
+  it("gives an event for an order its batch is already fetching to a new batch once that one ends", async () => {
+    const harness = await started();
+    const order = harness.sandbox.createOrder({ merchantId: MERCHANT });
+    const gated = clientHolding(harness, (id) => id === order.id);
+    await harness.worker({ client: gated.client, orderRefreshConcurrency: 1, orderRefreshPollMs: 600_000 });
+    const firstIds = await harness.ingest((e) => e.data.order_id === order.id);
+    await waitFor("the order's fetch under way", () => gated.held() === 1);
+    // Its next step while the batch fetches: the batch is told, but must not take it twice.
+    harness.sandbox.advanceOrder(order.id);
+    const nextIds = await harness.ingest((e) => e.data.order_id === order.id);
+    expect(nextIds.length).toBeGreaterThan(0);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(gated.held()).toBe(1);
+    const [queued] = await harness.db.sql<{ n: number }[]>`
+      select count(*)::int as n from sync.order_refresh where event_id = any(${nextIds}::text[])`;
+    expect(queued!.n).toBe(nextIds.length);
+    gated.release();
+    // No NOTIFY and no poll (10 minutes) after the batch: the worker comes back for those rows itself.
+    await waitFor("both events settled", () => settled(harness.db, [...firstIds, ...nextIds]));
+    expect(await replicaVersion(harness, order.id)).toBe(harness.sandbox.truth.order(order.id)!.version);
+  });
+
   it("lets a revocation that arrives mid-batch wait for the batch, whose answers are committed first", async () => {
     const harness = await started();
     const order = harness.sandbox.createOrder({ merchantId: MERCHANT });

@@ -49,6 +49,8 @@ export async function startOrderRefresher(
   /** Merchants with orders queued since their last batch started, in the order they were named. */
   const wanted = new Set<string>();
   let scanQueue = true;
+  /** How to hand more rows to each merchant's batches that are still fetching (see OrderBatchOptions). */
+  const joins = new Map<string, Set<() => boolean>>();
   /** Merchants not to try before the given time (paused by a 429, or their last batch failed). */
   const notBefore = new Map<string, number>();
   const abort = new AbortController();
@@ -89,22 +91,34 @@ export async function startOrderRefresher(
     try {
       do {
         again = false;
-        if (running.size >= concurrency) break;
         if (scanQueue) {
           scanQueue = false;
           for (const merchantId of await queuedMerchants(sql)) wanted.add(merchantId);
         }
         const now = Date.now();
         for (const merchantId of wanted) {
-          if (stopping || running.size >= concurrency) break;
-          wanted.delete(merchantId);
+          if (stopping) break;
           // Held back: the poll's scan brings it back.
-          if ((notBefore.get(merchantId) ?? 0) > now) continue;
-          const batch = runBatches(merchantId).finally(() => {
-            running.delete(batch);
-            schedule();
-          });
-          running.add(batch);
+          if ((notBefore.get(merchantId) ?? 0) > now) {
+            wanted.delete(merchantId);
+            continue;
+          }
+          if (running.size < concurrency) {
+            wanted.delete(merchantId);
+            const batch = runBatches(merchantId).finally(() => {
+              running.delete(batch);
+              schedule();
+            });
+            running.add(batch);
+            continue;
+          }
+          // No free slot: a batch of the merchant that is still fetching takes the rows; else it waits.
+          for (const join of joins.get(merchantId) ?? []) {
+            if (join()) {
+              wanted.delete(merchantId);
+              break;
+            }
+          }
         }
       } while (again && !stopping);
     } catch (error) {
@@ -123,11 +137,18 @@ export async function startOrderRefresher(
     try {
       for (;;) {
         const stopTimer = metrics.jobSeconds.startTimer({ task: "refresh_orders" });
+        let joinable: (() => boolean) | undefined;
         const result = await refreshOrderBatch(ctx, {
           merchantId,
           applier,
           fetchSlots,
           signal: abort.signal,
+          onJoinable: (join) => {
+            if (joinable) joins.get(merchantId)?.delete(joinable);
+            joinable = join;
+            if (join) joins.set(merchantId, (joins.get(merchantId) ?? new Set()).add(join));
+            else if (joins.get(merchantId)?.size === 0) joins.delete(merchantId);
+          },
         });
         stopTimer();
         if (result.pausedUntil) notBefore.set(merchantId, result.pausedUntil.getTime());

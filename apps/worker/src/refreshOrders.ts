@@ -23,6 +23,11 @@ export const ORDER_BATCH_ROWS = 100;
  * are small, instead of in waves of a fixed share.
  */
 export const ORDER_FETCH_CONCURRENCY = 16;
+/**
+ * A batch takes rows its merchant queues while it fetches (`join`) for this long after it started; then it
+ * only finishes, so its claim commits and the orders it locks are free again.
+ */
+export const ORDER_BATCH_JOIN_MS = 500;
 /** A transiently failed order is retried by its own refresh_order job after this pause. */
 const HAND_OFF_DELAY_MS = 1000;
 
@@ -63,6 +68,13 @@ export interface OrderBatchOptions {
   fetchSlots: LimitFunction;
   /** Aborted on shutdown: the claim rolls back. */
   signal: AbortSignal;
+  /**
+   * Told, once the batch fetches, how to hand it more of the merchant's queued rows (`join` claims them in
+   * the batch's transaction and fetches them with the rest; it returns false once the batch no longer
+   * takes rows: past ORDER_BATCH_ROWS or ORDER_BATCH_JOIN_MS, stopped, or finishing); told `undefined`
+   * when that time is over. The refresher joins when it has no free batch slot for the merchant.
+   */
+  onJoinable?: (join: (() => boolean) | undefined) => void;
 }
 
 export interface OrderBatchResult {
@@ -85,7 +97,8 @@ export interface OrderBatchResult {
  * readable as soon as its own answer is in. The claim commits after the last of them. A crash or shutdown
  * rolls the claim back, so its rows are fetched again, and the events an earlier commit settled stay settled.
  * Without an applier (a pool of one connection, which the batch holds) the answers are applied in the
- * batch's transaction, all at once after the last.
+ * batch's transaction, all at once after the last. While it fetches, the batch can take more of the
+ * merchant's rows (`onJoinable`), so an event queued while every batch slot is busy is fetched at once.
  * Per order: 404 and malformed answers are recorded as failed; 5xx and timeouts hand the order to its own
  * refresh_order job (backoff, visible attempts); an upstream behind its events likewise. A 429 stops the
  * batch's further calls, re-queues what was not fetched and pauses the merchant; 403 connection_not_active
@@ -93,44 +106,97 @@ export interface OrderBatchResult {
  */
 export async function refreshOrderBatch(
   ctx: WorkerContext,
-  { merchantId, applier, fetchSlots, signal }: OrderBatchOptions,
+  { merchantId, applier, fetchSlots, signal, onJoinable }: OrderBatchOptions,
 ): Promise<OrderBatchResult> {
   const { sql, client, metrics, logger } = ctx;
   const api = client.forMerchant(merchantId);
 
   return await sql.begin(async (tx): Promise<OrderBatchResult> => {
-    const { state, claimed, heldElsewhere } = await claimOrders(tx, merchantId);
+    const first = await claimOrders(tx, merchantId);
+    const { state } = first;
     if (state.status === "revoked") {
       // Events stored after the revocation were queued all the same: settle them and drop their rows.
       await revokeMerchant(tx, merchantId);
       return { rows: 0, more: false };
     }
     if (state.pausedUntil) return { rows: 0, more: false, pausedUntil: state.pausedUntil };
-    if (claimed.length === 0) return { rows: 0, more: false, heldElsewhere };
-    const rows = claimed.reduce((n, c) => n + c.rows, 0);
+    if (first.claimed.length === 0) return { rows: 0, more: false, heldElsewhere: first.heldElsewhere };
     const isNeeded = (c: Claimed) =>
       c.version === null || c.replica_version === null || c.replica_version < c.version;
-    const byOrder = new Map(claimed.map((c) => [c.order_id, c]));
-    const needed = claimed.filter(isNeeded);
-    const covered = claimed.filter((c) => !isNeeded(c));
+    const claimed: Claimed[] = [];
+    const needed: Claimed[] = [];
+    const covered: Claimed[] = [];
+    const fetches: Promise<Fetched>[] = [];
+    let rows = 0;
+    // Rows of orders other batches hold (the same rows may be seen by several claims: the most at once).
+    let heldElsewhere = 0;
+    // Rows queued for orders this batch was already fetching when it joined: a new batch takes them at once.
+    let heldHere = 0;
     let stopped: UpstreamFailure | undefined;
-    const fetched = await Promise.all(
-      needed.map((claim) =>
-        fetchSlots(async (): Promise<Fetched> => {
-          if (stopped || signal.aborted) return { claim, skipped: true };
-          let order: OrderInput;
-          try {
-            order = checkOrder(await fetchOrder(api, claim.order_id, signal));
-          } catch (error) {
-            const failure = classifyUpstreamFailure(error);
-            if (failure.kind === "rate_limited" || failure.kind === "revoked") stopped ??= failure;
-            return { claim, failure, error };
-          }
-          // A database failure here fails the batch: its claim rolls back and the rows are fetched again.
-          return { claim, order, applied: await applier?.apply(order, claim.event_ids) };
-        }),
-      ),
-    );
+    const fetchOne = (claim: Claimed) =>
+      fetchSlots(async (): Promise<Fetched> => {
+        if (stopped || signal.aborted) return { claim, skipped: true };
+        let order: OrderInput;
+        try {
+          order = checkOrder(await fetchOrder(api, claim.order_id, signal));
+        } catch (error) {
+          const failure = classifyUpstreamFailure(error);
+          if (failure.kind === "rate_limited" || failure.kind === "revoked") stopped ??= failure;
+          return { claim, failure, error };
+        }
+        // A database failure here fails the batch: its claim rolls back and the rows are fetched again.
+        return { claim, order, applied: await applier?.apply(order, claim.event_ids) };
+      });
+    const take = (claim: { claimed: Claimed[]; heldElsewhere: number; heldHere: number }) => {
+      heldElsewhere = Math.max(heldElsewhere, claim.heldElsewhere);
+      heldHere = Math.max(heldHere, claim.heldHere);
+      for (const c of claim.claimed) {
+        claimed.push(c);
+        rows += c.rows;
+        if (isNeeded(c)) {
+          needed.push(c);
+          fetches.push(fetchOne(c));
+        } else covered.push(c);
+      }
+    };
+    take(first);
+
+    const joinUntil = performance.now() + ORDER_BATCH_JOIN_MS;
+    let finishing = false;
+    let joining: Promise<void> | undefined;
+    const join = () => {
+      if (finishing || stopped || signal.aborted || rows >= ORDER_BATCH_ROWS || performance.now() > joinUntil)
+        return false;
+      // One claim at a time on the batch's connection; each leaves alone the orders the batch has already.
+      joining = (joining ?? Promise.resolve()).then(async () => {
+        if (rows >= ORDER_BATCH_ROWS) return;
+        take(
+          await claimOrders(
+            tx,
+            merchantId,
+            claimed.map((c) => c.order_id),
+            ORDER_BATCH_ROWS - rows,
+          ),
+        );
+      });
+      return true;
+    };
+    onJoinable?.(join);
+    let fetched: Fetched[];
+    try {
+      // Until no fetch and no join is left: a join may add fetches while the others finish.
+      for (;;) {
+        const count = fetches.length;
+        const joined = joining;
+        await joined;
+        fetched = await Promise.all(fetches);
+        if (fetches.length === count && joining === joined) break;
+      }
+    } finally {
+      finishing = true;
+      onJoinable?.(undefined);
+    }
+    const byOrder = new Map(claimed.map((c) => [c.order_id, c]));
     // Shutting down: roll the claim back; the rows wait for the next worker.
     if (signal.aborted) throw new Error("order refresh aborted by shutdown");
 
@@ -153,13 +219,15 @@ export async function refreshOrderBatch(
       ...covered.map((c) => ({ claim: c, versionBefore: c.replica_version })),
       ...applied.map((a) => ({ claim: byOrder.get(a.id)!, versionBefore: a.previousVersion })),
     ];
-    const unlinked = answered.filter((a) => a.claim.unlinked);
-    if (unlinked.length > 0) {
+    // Not the time read before the claim: an event stored in between has its row claimed there.
+    for (const [at, unlinked] of Map.groupBy(
+      answered.filter((a) => a.claim.unlinked),
+      (a) => a.claim.claimed_at.getTime(),
+    )) {
       const more = await resolveOrderBatchEvents(tx, {
         merchantId,
         orders: unlinked.map((a) => ({ orderId: a.claim.order_id, versionBefore: a.versionBefore })),
-        // Not the time read before the claim: an event stored in between has its row claimed here.
-        receivedBefore: claimed[0]!.claimed_at,
+        receivedBefore: new Date(at),
       });
       for (const [outcome, n] of Object.entries(more)) outcomes[outcome] = (outcomes[outcome] ?? 0) + n;
     }
@@ -236,7 +304,7 @@ export async function refreshOrderBatch(
       );
       return { rows, more: false, pausedUntil };
     }
-    return { rows, more: rows + heldElsewhere >= ORDER_BATCH_ROWS, heldElsewhere };
+    return { rows, more: heldHere > 0 || rows + heldElsewhere >= ORDER_BATCH_ROWS, heldElsewhere };
   });
 }
 
@@ -245,18 +313,23 @@ export async function refreshOrderBatch(
  * when it may be called, claims up to a batch of its queued rows, oldest first, whose orders it can lock
  * (`pg_try_advisory_xact_lock` per order; rows of an order another batch is fetching stay queued), one line
  * per order with the replica's version. The candidates and the locks are materialized CTEs, so a lock is
- * tried only for the rows this batch could claim.
+ * tried only for the rows this batch could claim. A batch's later claims (joins) run it again in the same
+ * transaction, leaving the orders it has already (its own locks would let it take them twice).
  */
 async function claimOrders(
   tx: TransactionSql,
   merchantId: string,
+  /** Orders the batch has already: their rows are left queued, and counted as held elsewhere. */
+  exclude: readonly string[] = [],
+  limit = ORDER_BATCH_ROWS,
 ): Promise<{
   state: Pick<MerchantState, "status" | "pausedUntil">;
   claimed: Claimed[];
   heldElsewhere: number;
+  heldHere: number;
 }> {
   const rows = await tx<
-    ({ status: string | null; paused_until: Date | null; held_elsewhere: number } & (
+    ({ status: string | null; paused_until: Date | null; held_elsewhere: number; held_here: number } & (
       | Claimed
       | { order_id: null }
     ))[]
@@ -269,11 +342,12 @@ async function claimOrders(
       select id, order_id from sync.order_refresh
       where merchant_id = ${merchantId}
         and exists (select 1 from state where status is distinct from 'revoked' and paused_until is null)
-      order by id limit ${ORDER_BATCH_ROWS} for update skip locked
+      order by id limit ${limit} for update skip locked
     ),
     mine as materialized (
       select id from candidates
-      where pg_try_advisory_xact_lock(hashtextextended(${`order:${merchantId}:`} || order_id, 0))
+      where order_id <> all(${exclude as string[]}::text[])
+        and pg_try_advisory_xact_lock(hashtextextended(${`order:${merchantId}:`} || order_id, 0))
     ),
     claimed as (
       delete from sync.order_refresh where id in (select id from mine)
@@ -287,16 +361,20 @@ async function claimOrders(
              bool_or(c.event_id is null) as unlinked
       from claimed c left join replica.orders o on o.id = c.order_id
       group by c.order_id, o.version
+    ),
+    held as (
+      select (select count(*) from candidates)::int - (select count(*) from mine)::int as rows_left,
+             (select count(*) from candidates where order_id = any(${exclude as string[]}::text[]))::int as held_here
     )
-    select s.status, s.paused_until,
-           (select count(*) from candidates)::int - (select count(*) from mine)::int as held_elsewhere, g.*
-    from state s left join grouped g on true
+    select s.status, s.paused_until, h.rows_left - h.held_here as held_elsewhere, h.held_here, g.*
+    from state s cross join held h left join grouped g on true
     order by g.order_id`;
   const first = rows[0]!;
   return {
     state: { status: merchantStatus(first.status), pausedUntil: first.paused_until },
     claimed: rows.filter((r): r is typeof r & Claimed => r.order_id !== null),
     heldElsewhere: first.held_elsewhere,
+    heldHere: first.held_here,
   };
 }
 
