@@ -125,6 +125,35 @@ describe("worker: fetched orders are committed as their answers arrive", () => {
     expect(gated.mostHeld()).toBe(48);
   });
 
+  it("keeps fetching while a commit of fetched orders waits: a call's slot is not held for its commit", async () => {
+    const harness = await started();
+    const first = harness.sandbox.createOrder({ merchantId: MERCHANT });
+    // One batch slot: ORDER_FETCH_CONCURRENCY (16) calls in flight at most.
+    await harness.worker({ orderRefreshConcurrency: 1, orderRefreshPollMs: 200 });
+    const firstIds = await harness.ingest((e) => e.data.order_id === first.id);
+    await waitFor("the first order applied", () => settled(harness.db, firstIds));
+    // Its replica row locked elsewhere: the commit of its next version waits (up to APPLY_LOCK_TIMEOUT_MS),
+    // and every commit after it in the worker waits too.
+    const other = await harness.db.sql.reserve();
+    try {
+      await other`begin`;
+      await other`select id from replica.orders where id = ${first.id} for update`;
+      harness.sandbox.advanceOrder(first.id);
+      const fetchesOf = () => harness.calls("GET /orders/{order_id}");
+      const before = fetchesOf();
+      await harness.ingest((e) => e.data.order_id === first.id);
+      await waitFor("the next version fetched", () => fetchesOf() > before);
+      const more = Array.from({ length: 40 }, () => harness.sandbox.createOrder({ merchantId: MERCHANT }));
+      const ours = new Set(more.map((o) => o.id));
+      await harness.ingest((e) => ours.has(e.data.order_id as string));
+      // All forty are fetched while the commits wait: more than the 16 calls the slots allow at once.
+      await waitFor("forty more fetched while the commit waits", () => fetchesOf() - before >= 41, 1500);
+      await other`rollback`;
+    } finally {
+      other.release();
+    }
+  });
+
   it("hands an event that finds no free batch slot to the merchant's batch still fetching", async () => {
     const harness = await started();
     const slow = harness.sandbox.createOrder({ merchantId: MERCHANT });

@@ -133,20 +133,24 @@ export async function refreshOrderBatch(
     // Rows queued for orders this batch was already fetching when it joined: a new batch takes them at once.
     let heldHere = 0;
     let stopped: UpstreamFailure | undefined;
-    const fetchOne = (claim: Claimed) =>
-      fetchSlots(async (): Promise<Fetched> => {
-        if (stopped || signal.aborted) return { claim, skipped: true };
-        let order: OrderInput;
-        try {
-          order = checkOrder(await fetchOrder(api, claim.order_id, signal));
-        } catch (error) {
-          const failure = classifyUpstreamFailure(error);
-          if (failure.kind === "rate_limited" || failure.kind === "revoked") stopped ??= failure;
-          return { claim, failure, error };
-        }
-        // A database failure here fails the batch: its claim rolls back and the rows are fetched again.
-        return { claim, order, applied: await applier?.apply(order, claim.event_ids) };
-      });
+    // The slot is the call's only: waiting for the commit in it would let a slow commit starve the fetches.
+    const fetchOne = async (claim: Claimed): Promise<Fetched> => {
+      const answer = await fetchSlots(
+        async (): Promise<{ claim: Claimed; order: OrderInput } | Exclude<Fetched, { order: unknown }>> => {
+          if (stopped || signal.aborted) return { claim, skipped: true };
+          try {
+            return { claim, order: checkOrder(await fetchOrder(api, claim.order_id, signal)) };
+          } catch (error) {
+            const failure = classifyUpstreamFailure(error);
+            if (failure.kind === "rate_limited" || failure.kind === "revoked") stopped ??= failure;
+            return { claim, failure, error };
+          }
+        },
+      );
+      if (!("order" in answer)) return answer;
+      // A database failure here fails the batch: its claim rolls back and the rows are fetched again.
+      return { ...answer, applied: await applier?.apply(answer.order, claim.event_ids) };
+    };
     const take = (claim: { claimed: Claimed[]; heldElsewhere: number; heldHere: number }) => {
       heldElsewhere = Math.max(heldElsewhere, claim.heldElsewhere);
       heldHere = Math.max(heldHere, claim.heldHere);
