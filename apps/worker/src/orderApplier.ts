@@ -135,14 +135,17 @@ export async function applyFetchedOrders(
   );
   const byId = new Map(results.map((a) => [a.id, a]));
   const applied = group.map((e) => byId.get(e.order.id)!);
-  const outcomes = await settleClaimedEvents(
-    tx,
-    group.map((e, i) => ({ claim: { event_ids: e.eventIds }, versionBefore: applied[i]!.previousVersion })),
-  );
-  await refreshUnknownLocations(
-    tx,
-    results.filter((a) => a.changed).map((a) => a.id),
-  );
+  // Both sent at once (one round trip): neither reads what the other writes.
+  const [outcomes] = await Promise.all([
+    settleClaimedEvents(
+      tx,
+      group.map((e, i) => ({ claim: { event_ids: e.eventIds }, versionBefore: applied[i]!.previousVersion })),
+    ),
+    refreshUnknownLocations(
+      tx,
+      results.filter((a) => a.changed).map((a) => a.id),
+    ),
+  ]);
   return { applied, outcomes };
 }
 
