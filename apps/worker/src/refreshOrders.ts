@@ -168,11 +168,16 @@ export async function refreshOrderBatch(
     const joinUntil = performance.now() + ORDER_BATCH_JOIN_MS;
     let finishing = false;
     let joining: Promise<void> | undefined;
+    // A claim waits its turn: one waiting claim serves every join made before it starts.
+    let claimWaiting = false;
     const join = () => {
       if (finishing || stopped || signal.aborted || rows >= ORDER_BATCH_ROWS || performance.now() > joinUntil)
         return false;
+      if (claimWaiting) return true;
+      claimWaiting = true;
       // One claim at a time on the batch's connection; each leaves alone the orders the batch has already.
       joining = (joining ?? Promise.resolve()).then(async () => {
+        claimWaiting = false;
         if (rows >= ORDER_BATCH_ROWS) return;
         take(
           await claimOrders(
