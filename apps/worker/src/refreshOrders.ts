@@ -28,6 +28,12 @@ export const ORDER_FETCH_CONCURRENCY = 16;
  * only finishes, so its claim commits and the orders it locks are free again.
  */
 export const ORDER_BATCH_JOIN_MS = 500;
+/**
+ * A batch runs its join claims at least this far apart: the joins asked for meanwhile share the next claim.
+ * (Each NOTIFY asks for one, hundreds a second under load; a claim is a statement, and the CPU they cost was
+ * felt by every other step on a busy machine.)
+ */
+export const ORDER_BATCH_JOIN_GAP_MS = 10;
 /** A transiently failed order is retried by its own refresh_order job after this pause. */
 const HAND_OFF_DELAY_MS = 1000;
 
@@ -170,6 +176,7 @@ export async function refreshOrderBatch(
     let joining: Promise<void> | undefined;
     // A claim waits its turn: one waiting claim serves every join made before it starts.
     let claimWaiting = false;
+    let lastClaimAt = performance.now();
     const join = () => {
       if (finishing || stopped || signal.aborted || rows >= ORDER_BATCH_ROWS || performance.now() > joinUntil)
         return false;
@@ -177,7 +184,10 @@ export async function refreshOrderBatch(
       claimWaiting = true;
       // One claim at a time on the batch's connection; each leaves alone the orders the batch has already.
       joining = (joining ?? Promise.resolve()).then(async () => {
+        const wait = lastClaimAt + ORDER_BATCH_JOIN_GAP_MS - performance.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
         claimWaiting = false;
+        lastClaimAt = performance.now();
         if (rows >= ORDER_BATCH_ROWS) return;
         take(
           await claimOrders(
