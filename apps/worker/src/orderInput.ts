@@ -76,7 +76,15 @@ function findNul(value: unknown, path: string): string | undefined {
   return undefined;
 }
 
+/** Orders checkOrder has passed: an answer is checked when fetched, and again by the apply it goes to. */
+const checked = new WeakSet<object>();
+
+/**
+ * The order as the replica can store it, or InvalidOrderError naming the field. An object that passed once
+ * passes again without a second walk: orders are never changed after they are parsed.
+ */
 export function checkOrder(input: unknown): OrderInput {
+  if (typeof input === "object" && input !== null && checked.has(input)) return input as OrderInput;
   if (!isObject(input)) throw new InvalidOrderError("body", "expected an object");
   const id = isText(input.id) ? input.id : undefined;
   if (!id) throw new InvalidOrderError("id", "expected a non-empty string");
@@ -137,5 +145,6 @@ export function checkOrder(input: unknown): OrderInput {
       }
     });
   }
+  checked.add(input);
   return input as unknown as OrderInput;
 }
