@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { createSecretKey, randomBytes } from "node:crypto";
 import { computeSignature, decodeWebhookSecret } from "@loops-sync/webhooks";
 
 /** The order event fields the bench varies; the rest of the envelope is filled in like Loops does. */
@@ -30,7 +30,8 @@ export function createWebhookSigner({
   /** Default: a random secret for this run. */
   secret?: string;
 } = {}): WebhookSigner {
-  const key = decodeWebhookSecret(secret);
+  // A KeyObject: the HMAC does not import the key again for every event (2 % of the bench process's CPU).
+  const key = createSecretKey(decodeWebhookSecret(secret));
   return {
     secret,
     sign(e) {
