@@ -25,7 +25,9 @@ const { serve } = (await import(fromReceiver.resolve("@hono/node-server"))) as {
   serve(options: { fetch: BareApp["fetch"]; port: number; hostname: string }, ready: () => void): NodeServer;
 };
 
-const [mode, secret] = process.argv.slice(2);
+const [mode] = process.argv.slice(2);
+const secret = process.env.BENCH_WEBHOOK_SECRET;
+if (!secret) throw new Error("receiver-server: BENCH_WEBHOOK_SECRET is not set");
 let peakRss = process.memoryUsage().rss;
 setInterval(() => {
   peakRss = Math.max(peakRss, process.memoryUsage().rss);
@@ -54,7 +56,7 @@ if (mode === "bare") {
   const commits = process.env.BENCH_COMMITS ? Number(process.env.BENCH_COMMITS) : undefined;
   const receiver = await startReceiver({
     sql,
-    webhookSecrets: [secret!],
+    webhookSecrets: [secret],
     port: 0,
     host: "127.0.0.1",
     ...(commits ? { maxConcurrentCommits: commits } : {}),

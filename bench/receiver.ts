@@ -98,10 +98,12 @@ interface Server {
 }
 
 async function startServer(mode: "bare" | "receiver", databaseUrl: string): Promise<Server> {
-  const child = fork(new URL("./receiver-server.ts", import.meta.url), [mode, secret], {
+  const child = fork(new URL("./receiver-server.ts", import.meta.url), [mode], {
     env: {
       ...process.env,
       BENCH_DATABASE_URL: databaseUrl,
+      // The secret by environment, as the product takes it: a command line is visible to every user.
+      BENCH_WEBHOOK_SECRET: secret,
       // The receiver runs with the flags bin/loops-sync gives every loops-sync process;
       // BENCH_RECEIVER_NODE_OPTIONS replaces them (e.g. --cpu-prof, other heap sizes).
       ...(mode === "receiver"

@@ -32,14 +32,15 @@ async function forkServer(
   secret: string,
   databaseUrl: string,
 ): Promise<ForkedServer> {
-  const child = fork(new URL("./receiver-server.ts", import.meta.url), [mode, secret], {
+  const child = fork(new URL("./receiver-server.ts", import.meta.url), [mode], {
     // The Node flags bin/loops-sync and the image start every process with, for both servers alike.
     // (BENCH_CHILD_NODE_OPTIONS replaces them, as for the other child processes.)
     execArgv: [
       ...process.execArgv,
       ...(process.env.BENCH_CHILD_NODE_OPTIONS?.split(" ").filter(Boolean) ?? PRODUCT_NODE_FLAGS),
     ],
-    env: { ...process.env, BENCH_DATABASE_URL: databaseUrl },
+    // The secret by environment, as the product takes it: a command line is visible to every user.
+    env: { ...process.env, BENCH_DATABASE_URL: databaseUrl, BENCH_WEBHOOK_SECRET: secret },
     stdio: ["ignore", "inherit", "inherit", "ipc"],
   });
   const next = (kind: string) =>
