@@ -3,7 +3,12 @@ import { createLogger } from "@loops-sync/config";
 import { connect } from "@loops-sync/db";
 import { type HttpFetch, LoopsClient } from "@loops-sync/loops-client";
 import { DEFAULT_SANDBOX_CREDENTIALS } from "@loops-sync/sandbox";
-import { createOrderApplier, createWorkerMetrics, revokeMerchant } from "@loops-sync/worker";
+import {
+  createOrderApplier,
+  createWorkerMetrics,
+  revokeMerchant,
+  type StartWorkerOptions,
+} from "@loops-sync/worker";
 import { afterEach, describe, expect, it } from "vitest";
 import { createHarness, type Harness, outcomes, settled, waitFor } from "./support/harness.ts";
 import { makeOrder } from "./support/makeOrder.ts";
@@ -63,6 +68,20 @@ async function eventsOf(harness: Harness, ids: readonly string[], orderId: strin
 async function started(): Promise<Harness> {
   h = await createHarness();
   return h;
+}
+
+/**
+ * A harness whose worker's fetch of a new order of MERCHANT is held (until `gated.release()`), with that
+ * order's events ingested: resolves once the fetch is under way.
+ */
+async function startedWithHeldOrder(workerOptions: Partial<StartWorkerOptions> = {}) {
+  const harness = await started();
+  const order = harness.sandbox.createOrder({ merchantId: MERCHANT });
+  const gated = clientHolding(harness, (id) => id === order.id);
+  await harness.worker({ client: gated.client, orderRefreshPollMs: 600_000, ...workerOptions });
+  const ids = await harness.ingest((e) => e.data.order_id === order.id);
+  await waitFor("the held order's fetch under way", () => gated.held() === 1);
+  return { harness, order, gated, ids };
 }
 
 describe("worker: fetched orders are committed as their answers arrive", () => {
@@ -155,13 +174,8 @@ describe("worker: fetched orders are committed as their answers arrive", () => {
   });
 
   it("hands an event that finds no free batch slot to the merchant's batch still fetching", async () => {
-    const harness = await started();
-    const slow = harness.sandbox.createOrder({ merchantId: MERCHANT });
-    const gated = clientHolding(harness, (id) => id === slow.id);
     // One batch slot, taken by the batch that waits for the slow order's answer.
-    await harness.worker({ client: gated.client, orderRefreshConcurrency: 1, orderRefreshPollMs: 600_000 });
-    const slowIds = await harness.ingest((e) => e.data.order_id === slow.id);
-    await waitFor("the slow order's fetch under way", () => gated.held() === 1);
+    const { harness, gated, ids: slowIds } = await startedWithHeldOrder({ orderRefreshConcurrency: 1 });
     const late = harness.sandbox.createOrder({ merchantId: MERCHANT });
     const lateIds = await harness.ingest((e) => e.data.order_id === late.id);
     try {
@@ -175,12 +189,12 @@ describe("worker: fetched orders are committed as their answers arrive", () => {
   });
 
   it("gives an event for an order its batch is already fetching to a new batch once that one ends", async () => {
-    const harness = await started();
-    const order = harness.sandbox.createOrder({ merchantId: MERCHANT });
-    const gated = clientHolding(harness, (id) => id === order.id);
-    await harness.worker({ client: gated.client, orderRefreshConcurrency: 1, orderRefreshPollMs: 600_000 });
-    const firstIds = await harness.ingest((e) => e.data.order_id === order.id);
-    await waitFor("the order's fetch under way", () => gated.held() === 1);
+    const {
+      harness,
+      order,
+      gated,
+      ids: firstIds,
+    } = await startedWithHeldOrder({ orderRefreshConcurrency: 1 });
     // Its next step while the batch fetches: the batch is told, but must not take it twice.
     harness.sandbox.advanceOrder(order.id);
     const nextIds = await harness.ingest((e) => e.data.order_id === order.id);
@@ -197,12 +211,7 @@ describe("worker: fetched orders are committed as their answers arrive", () => {
   });
 
   it("lets a revocation that arrives mid-batch wait for the batch, whose answers are committed first", async () => {
-    const harness = await started();
-    const order = harness.sandbox.createOrder({ merchantId: MERCHANT });
-    const gated = clientHolding(harness, (id) => id === order.id);
-    await harness.worker({ client: gated.client, orderRefreshPollMs: 600_000 });
-    const ids = await harness.ingest((e) => e.data.order_id === order.id);
-    await waitFor("the order's fetch under way", () => gated.held() === 1);
+    const { harness, order, gated, ids } = await startedWithHeldOrder();
     const revoking = harness.db.sql.begin((tx) => revokeMerchant(tx, MERCHANT));
     // The revocation now waits for the batch's claim; the answer arrives and is committed, then the claim.
     await new Promise((r) => setTimeout(r, 100));
@@ -213,12 +222,7 @@ describe("worker: fetched orders are committed as their answers arrive", () => {
   });
 
   it("gives up a commit that waits for a lock held by a transaction waiting for its batch, instead of hanging", async () => {
-    const harness = await started();
-    const order = harness.sandbox.createOrder({ merchantId: MERCHANT });
-    const gated = clientHolding(harness, (id) => id === order.id);
-    await harness.worker({ client: gated.client, orderRefreshPollMs: 200 });
-    const ids = await harness.ingest((e) => e.data.order_id === order.id);
-    await waitFor("the order's fetch under way", () => gated.held() === 1);
+    const { harness, order, gated, ids } = await startedWithHeldOrder({ orderRefreshPollMs: 200 });
     // Another transaction locks the order's events, then waits for the rows the batch claimed. The batch
     // waits for its answer's commit, which waits for those events: a cycle Postgres cannot see.
     const other = await harness.db.sql.reserve();
