@@ -210,6 +210,41 @@ describe("worker: fetched orders are committed as their answers arrive", () => {
     expect(await replicaVersion(harness, order.id)).toBe(harness.sandbox.truth.order(order.id)!.version);
   });
 
+  it("records an order Postgres refuses as failed and goes on with its batch, also for an order that came by a join", async () => {
+    const {
+      harness,
+      order: held,
+      gated,
+      ids: heldIds,
+    } = await startedWithHeldOrder({
+      orderRefreshConcurrency: 1,
+    });
+    const refused = harness.sandbox.createOrder({ merchantId: MERCHANT });
+    await harness.db.sql.unsafe(`
+      create function public.refuse_order() returns trigger language plpgsql as $$
+      begin
+        if new.id = '${refused.id}' then
+          raise exception 'refused by a rule of this database' using errcode = '22023';
+        end if;
+        return new;
+      end $$;
+      create trigger refuse_order before insert or update on replica.orders
+        for each row execute function public.refuse_order();`);
+    const fetchesOf = () => harness.calls("GET /orders/{order_id}");
+    const before = fetchesOf();
+    // No free slot: the running batch takes it, fetches it, and its commit is refused while the held
+    // order's answer is still awaited.
+    const refusedIds = await harness.ingest((e) => e.data.order_id === refused.id);
+    await waitFor("the refused order fetched", () => fetchesOf() > before);
+    await new Promise((r) => setTimeout(r, 200));
+    gated.release();
+    await waitFor("the held order applied", () => settled(harness.db, heldIds));
+    await waitFor("the refused order settled", () => settled(harness.db, refusedIds));
+    expect(Object.values(await outcomes(harness.db, refusedIds))).toEqual(refusedIds.map(() => "failed"));
+    expect(await replicaVersion(harness, held.id)).toBe(harness.sandbox.truth.order(held.id)!.version);
+    expect(await replicaVersion(harness, refused.id)).toBeUndefined();
+  });
+
   it("lets a revocation that arrives mid-batch wait for the batch, whose answers are committed first", async () => {
     const { harness, order, gated, ids } = await startedWithHeldOrder();
     const revoking = harness.db.sql.begin((tx) => revokeMerchant(tx, MERCHANT));
@@ -244,8 +279,8 @@ describe("worker: fetched orders are committed as their answers arrive", () => {
     } finally {
       other.release();
     }
-    // Its rows are queued again, and a later batch applies the order.
-    await waitFor("the order applied by a later batch", () => settled(harness.db, ids));
+    // The batch handed the order to its own refresh_order job, which applies it.
+    await waitFor("the order applied by its refresh_order job", () => settled(harness.db, ids));
     expect(await replicaVersion(harness, order.id)).toBe(harness.sandbox.truth.order(order.id)!.version);
   });
 

@@ -63,7 +63,8 @@ interface Claimed {
 
 type Fetched =
   | { claim: Claimed; order: OrderInput; applied: ApplyOrderResult | undefined }
-  | { claim: Claimed; failure: UpstreamFailure; error: unknown }
+  /** `apply`: fetched, but its commit failed (the database refused it, or gave up waiting for a lock). */
+  | { claim: Claimed; failure: UpstreamFailure; error: unknown; stage?: "apply" }
   | { claim: Claimed; skipped: true };
 
 export interface OrderBatchOptions {
@@ -154,8 +155,12 @@ export async function refreshOrderBatch(
         },
       );
       if (!("order" in answer)) return answer;
-      // A database failure here fails the batch: its claim rolls back and the rows are fetched again.
-      return { ...answer, applied: await applier?.apply(answer.order, claim.event_ids) };
+      try {
+        return { ...answer, applied: await applier?.apply(answer.order, claim.event_ids) };
+      } catch (error) {
+        // As for a failed fetch: retried by the order's own job, or failed when Postgres refuses its data.
+        return { claim, failure: classifyUpstreamFailure(error), error, stage: "apply" };
+      }
     };
     const take = (claim: { claimed: Claimed[]; heldElsewhere: number; heldHere: number }) => {
       heldElsewhere = Math.max(heldElsewhere, claim.heldElsewhere);
@@ -183,7 +188,7 @@ export async function refreshOrderBatch(
       if (claimWaiting) return true;
       claimWaiting = true;
       // One claim at a time on the batch's connection; each leaves alone the orders the batch has already.
-      joining = (joining ?? Promise.resolve()).then(async () => {
+      const claim = (joining ?? Promise.resolve()).then(async () => {
         const wait = lastClaimAt + ORDER_BATCH_JOIN_GAP_MS - performance.now();
         if (wait > 0) await new Promise((r) => setTimeout(r, wait));
         claimWaiting = false;
@@ -198,6 +203,10 @@ export async function refreshOrderBatch(
           ),
         );
       });
+      // The loop below awaits it and fails the batch if it fails; until it gets there, this marks it handled
+      // (an unhandled rejection would end the process).
+      claim.catch(() => {});
+      joining = claim;
       return true;
     };
     onJoinable?.(join);
@@ -272,19 +281,20 @@ export async function refreshOrderBatch(
         requeue.push(claim);
         continue;
       }
-      metrics.upstreamFailures.inc({ kind: f.failure.kind });
+      const what = "stage" in f ? "committing the fetched order" : "order fetch";
+      if (!("stage" in f)) metrics.upstreamFailures.inc({ kind: f.failure.kind });
       if (f.failure.kind === "rate_limited") requeue.push(claim);
       else if (f.failure.kind === "transient") {
         retry.add(claim.order_id);
         logger.warn(
           { merchantId, orderId: claim.order_id, error: String(f.error) },
-          "order fetch failed; handed to its own refresh_order job to retry with backoff",
+          `${what} failed; handed to its own refresh_order job to retry with backoff`,
         );
       } else if (f.failure.kind === "permanent") {
         await settleOrderEvents(tx, merchantId, claim.order_id, "failed", f.failure.message);
         logger.warn(
           { merchantId, orderId: claim.order_id, error: f.failure.message },
-          "upstream refused; recorded as failed",
+          `${"stage" in f ? "Postgres" : "upstream"} refused; recorded as failed`,
         );
       }
     }
