@@ -107,7 +107,8 @@ export interface OrderBatchResult {
  * batch's transaction, all at once after the last. While it fetches, the batch can take more of the
  * merchant's rows (`onJoinable`), so an event queued while every batch slot is busy is fetched at once.
  * Per order: 404 and malformed answers are recorded as failed; 5xx and timeouts hand the order to its own
- * refresh_order job (backoff, visible attempts); an upstream behind its events likewise. A 429 stops the
+ * refresh_order job (backoff, visible attempts); an upstream behind its events likewise, and an order whose
+ * commit fails (failed too when Postgres refuses its data). A 429 stops the
  * batch's further calls, re-queues what was not fetched and pauses the merchant; 403 connection_not_active
  * revokes it.
  */
