@@ -8,9 +8,10 @@ import type { WorkerContext } from "./workerContext.ts";
 /** Orders one commit takes at most; the rest go in the next. */
 export const APPLY_GROUP_ORDERS = 200;
 /**
- * How long a commit waits for a row lock before it gives up and fails its group's batches (their claims
- * roll back and are retried). A lock held by a transaction that itself waits for one of those batches
- * would otherwise be a deadlock Postgres cannot see: the batch's wait for this commit is in the worker.
+ * How long a commit waits for a row lock before it gives up: its orders fail (each batch hands them to their
+ * own refresh_order jobs and commits, which frees what it holds). A lock held by a transaction that itself
+ * waits for one of those batches would otherwise be a deadlock Postgres cannot see: the batch's wait for
+ * this commit is in the worker.
  */
 export const APPLY_LOCK_TIMEOUT_MS = 2000;
 /** SQLSTATE lock_not_available: the lock timeout expired. */
@@ -71,7 +72,7 @@ export function createOrderApplier(ctx: Pick<WorkerContext, "sql" | "metrics" | 
         if (group.length > 1) {
           logger.warn(
             { orders: group.length, error: String(error) },
-            "a commit of fetched orders waited too long for a lock; their batches roll back and retry",
+            "a commit of fetched orders waited too long for a lock; each is retried by its own job",
           );
         }
         for (const e of group) e.reject(error);
