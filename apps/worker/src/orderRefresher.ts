@@ -29,9 +29,12 @@ export interface OrderRefresher {
  * its merchant has queued and no other batch is fetching. Woken by the NOTIFY of whoever queued orders (the
  * inbox, process_events), whose payload names the merchants, by its own finished batches, and by a poll
  * that reads the queue (so does a NOTIFY without names). A merchant named while batches of it run gets
- * another one at once, up to `concurrency` in all: an event never waits for an unrelated order's fetch (rows
- * of an order another batch is fetching are tried again shortly after). A paused merchant or a failed batch's merchant is left alone until the next poll, so nothing spins. Why not
- * graphile-worker jobs: docs/decisions.md, "Batched order refreshes".
+ * another one at once, up to `concurrency` in all; past that, a batch of it that is still fetching takes the
+ * rows (a join): an event never waits for an unrelated order's fetch (rows of an order another batch is
+ * fetching are tried again shortly after). Fetched orders are committed by one shared applier as they
+ * arrive, and the calls in flight are bounded for the whole worker. A paused merchant or a failed batch's
+ * merchant is left alone until the next poll, so nothing spins. Why not graphile-worker jobs, and how the
+ * pieces fit: docs/decisions.md, "Batched order refreshes" and "Fetched orders committed as they arrive".
  */
 export async function startOrderRefresher(
   ctx: WorkerContext,
