@@ -132,8 +132,6 @@ export async function refreshOrderBatch(
     const isNeeded = (c: Claimed) =>
       c.version === null || c.replica_version === null || c.replica_version < c.version;
     const claimed: Claimed[] = [];
-    const needed: Claimed[] = [];
-    const covered: Claimed[] = [];
     const fetches: Promise<Fetched>[] = [];
     let rows = 0;
     // Rows of orders other batches hold (the same rows may be seen by several claims: the most at once).
@@ -169,10 +167,7 @@ export async function refreshOrderBatch(
       for (const c of claim.claimed) {
         claimed.push(c);
         rows += c.rows;
-        if (isNeeded(c)) {
-          needed.push(c);
-          fetches.push(fetchOne(c));
-        } else covered.push(c);
+        if (isNeeded(c)) fetches.push(fetchOne(c));
       }
     };
     take(first);
@@ -225,7 +220,6 @@ export async function refreshOrderBatch(
       finishing = true;
       onJoinable?.(undefined);
     }
-    const byOrder = new Map(claimed.map((c) => [c.order_id, c]));
     // Shutting down: roll the claim back; the rows wait for the next worker.
     if (signal.aborted) throw new Error("order refresh aborted by shutdown");
 
@@ -240,13 +234,13 @@ export async function refreshOrderBatch(
       applied = group.applied;
     }
     // The applier settled the fetched orders' events; the covered ones are settled here.
-    const outcomes = await settleClaimedEvents(
-      tx,
-      covered.map((c) => ({ claim: c, versionBefore: c.replica_version })),
-    );
+    const covered = claimed
+      .filter((c) => !isNeeded(c))
+      .map((c) => ({ claim: c, versionBefore: c.replica_version }));
+    const outcomes = await settleClaimedEvents(tx, covered);
     const answered = [
-      ...covered.map((c) => ({ claim: c, versionBefore: c.replica_version })),
-      ...applied.map((a) => ({ claim: byOrder.get(a.id)!, versionBefore: a.previousVersion })),
+      ...covered,
+      ...answers.map((f, i) => ({ claim: f.claim, versionBefore: applied[i]!.previousVersion })),
     ];
     // Not the time read before the claim: an event stored in between has its row claimed there.
     for (const [at, unlinked] of Map.groupBy(
@@ -264,7 +258,7 @@ export async function refreshOrderBatch(
     // The upstream answered older than the claimed events announced: retry those orders with backoff.
     const after = new Map(applied.map((a) => [a.id, a.version]));
     const retry = new Set(
-      needed
+      claimed
         .filter((c) => c.version !== null && after.has(c.order_id) && after.get(c.order_id)! < c.version)
         .map((c) => c.order_id),
     );
@@ -282,20 +276,20 @@ export async function refreshOrderBatch(
         requeue.push(claim);
         continue;
       }
-      const what = "stage" in f ? "committing the fetched order" : "order fetch";
-      if (!("stage" in f)) metrics.upstreamFailures.inc({ kind: f.failure.kind });
+      const committing = "stage" in f;
+      if (!committing) metrics.upstreamFailures.inc({ kind: f.failure.kind });
       if (f.failure.kind === "rate_limited") requeue.push(claim);
       else if (f.failure.kind === "transient") {
         retry.add(claim.order_id);
         logger.warn(
           { merchantId, orderId: claim.order_id, error: String(f.error) },
-          `${what} failed; handed to its own refresh_order job to retry with backoff`,
+          `${committing ? "committing the fetched order" : "order fetch"} failed; handed to its own refresh_order job to retry with backoff`,
         );
       } else if (f.failure.kind === "permanent") {
         await settleOrderEvents(tx, merchantId, claim.order_id, "failed", f.failure.message);
         logger.warn(
           { merchantId, orderId: claim.order_id, error: f.failure.message },
-          `${"stage" in f ? "Postgres" : "upstream"} refused; recorded as failed`,
+          `${committing ? "Postgres" : "upstream"} refused; recorded as failed`,
         );
       }
     }
