@@ -153,7 +153,7 @@ describe("worker: order events", () => {
     expect(h.calls(ORDER_FETCH) - fetches).toBe(1);
   });
 
-  it("fetches a merchant's queued orders in one batch: one call each, every order applied, a missing one failed alone", async () => {
+  it("fetches a merchant's queued orders: one call each, every order applied at its version, a missing one failed alone", async () => {
     const orders = Array.from({ length: 12 }, () => h.sandbox.createOrder({ merchantId: MERCHANT }));
     const ids = new Set(orders.map((o) => o.id));
     const events = (h.sandbox.truth.events() as unknown as EventEnvelope[]).filter((e) =>
@@ -176,7 +176,7 @@ describe("worker: order events", () => {
     expect(events.map((e) => result[e.id])).toEqual(events.map(() => "applied"));
     expect(h.calls(ORDER_FETCH) - fetches).toBe(13);
     // How many commits the twelve took depends on when their answers came: each is committed as it
-    // arrives, with those that arrived meanwhile (test/worker/applier.test.ts).
+    // arrives, with those that arrived meanwhile (test/worker/order-batches.test.ts).
     const written = await h.db.sql<{ id: string; version: number }[]>`
       select id, version from replica.orders where id = any(${[...ids]}::text[]) order by id`;
     expect(written).toEqual(
