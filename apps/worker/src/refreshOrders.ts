@@ -62,7 +62,14 @@ interface Claimed {
 }
 
 type Fetched =
-  | { claim: Claimed; order: OrderInput; applied: ApplyOrderResult | undefined }
+  /** Fetched; applied by the batch itself at its end (no applier). */
+  | { claim: Claimed; order: OrderInput }
+  /**
+   * Fetched and committed by the applier. The order itself is not kept: a batch lives up to
+   * ORDER_BATCH_JOIN_MS and more, and orders held that long were promoted to the old generation by the
+   * hundred per second (a major GC every 0.7 s in the worker at 1,000 events/s; bench/README.md).
+   */
+  | { claim: Claimed; applied: ApplyOrderResult }
   /** `apply`: fetched, but its commit failed (the database refused it, or gave up waiting for a lock). */
   | { claim: Claimed; failure: UpstreamFailure; error: unknown; stage?: "apply" }
   | { claim: Claimed; skipped: true };
@@ -141,21 +148,19 @@ export async function refreshOrderBatch(
     let stopped: UpstreamFailure | undefined;
     // The slot is the call's only: waiting for the commit in it would let a slow commit starve the fetches.
     const fetchOne = async (claim: Claimed): Promise<Fetched> => {
-      const answer = await fetchSlots(
-        async (): Promise<{ claim: Claimed; order: OrderInput } | Exclude<Fetched, { order: unknown }>> => {
-          if (stopped || signal.aborted) return { claim, skipped: true };
-          try {
-            return { claim, order: checkOrder(await fetchOrder(api, claim.order_id, signal)) };
-          } catch (error) {
-            const failure = classifyUpstreamFailure(error);
-            if (failure.kind === "rate_limited" || failure.kind === "revoked") stopped ??= failure;
-            return { claim, failure, error };
-          }
-        },
-      );
-      if (!("order" in answer)) return answer;
+      const answer = await fetchSlots(async (): Promise<Exclude<Fetched, { applied: unknown }>> => {
+        if (stopped || signal.aborted) return { claim, skipped: true };
+        try {
+          return { claim, order: checkOrder(await fetchOrder(api, claim.order_id, signal)) };
+        } catch (error) {
+          const failure = classifyUpstreamFailure(error);
+          if (failure.kind === "rate_limited" || failure.kind === "revoked") stopped ??= failure;
+          return { claim, failure, error };
+        }
+      });
+      if (!("order" in answer) || !applier) return answer;
       try {
-        return { ...answer, applied: await applier?.apply(answer.order, claim.event_ids) };
+        return { claim, applied: await applier.apply(answer.order, claim.event_ids) };
       } catch (error) {
         // As for a failed fetch: retried by the order's own job, or failed when Postgres refuses its data.
         return { claim, failure: classifyUpstreamFailure(error), error, stage: "apply" };
@@ -223,15 +228,16 @@ export async function refreshOrderBatch(
     // Shutting down: roll the claim back; the rows wait for the next worker.
     if (signal.aborted) throw new Error("order refresh aborted by shutdown");
 
-    const answers = fetched.flatMap((f) => ("order" in f ? [f] : []));
-    let applied = answers.map((f) => f.applied!);
-    if (!applier) {
+    // Each fetched order with what its commit found: the applier's, or (no applier) this transaction's now.
+    const answers = fetched.flatMap((f) => ("applied" in f ? [f] : []));
+    const unapplied = fetched.flatMap((f) => ("order" in f ? [f] : []));
+    if (unapplied.length > 0) {
       const group = await applyFetchedOrders(
         tx,
-        answers.map((f) => ({ order: f.order, eventIds: f.claim.event_ids })),
+        unapplied.map((f) => ({ order: f.order, eventIds: f.claim.event_ids })),
       );
       countApplied(ctx, group);
-      applied = group.applied;
+      answers.push(...unapplied.map((f, i) => ({ claim: f.claim, applied: group.applied[i]! })));
     }
     // The applier settled the fetched orders' events; the covered ones are settled here.
     const covered = claimed
@@ -240,7 +246,7 @@ export async function refreshOrderBatch(
     const outcomes = await settleClaimedEvents(tx, covered);
     const answered = [
       ...covered,
-      ...answers.map((f, i) => ({ claim: f.claim, versionBefore: applied[i]!.previousVersion })),
+      ...answers.map((f) => ({ claim: f.claim, versionBefore: f.applied.previousVersion })),
     ];
     // Not the time read before the claim: an event stored in between has its row claimed there.
     for (const [at, unlinked] of Map.groupBy(
@@ -256,7 +262,7 @@ export async function refreshOrderBatch(
     }
     for (const [outcome, n] of Object.entries(outcomes)) metrics.events.inc({ outcome }, n);
     // The upstream answered older than the claimed events announced: retry those orders with backoff.
-    const after = new Map(applied.map((a) => [a.id, a.version]));
+    const after = new Map(answers.map((f) => [f.applied.id, f.applied.version]));
     const retry = new Set(
       claimed
         .filter((c) => c.version !== null && after.has(c.order_id) && after.get(c.order_id)! < c.version)
@@ -270,7 +276,7 @@ export async function refreshOrderBatch(
     }
     const requeue: Claimed[] = [];
     for (const f of fetched) {
-      if ("order" in f) continue;
+      if ("order" in f || "applied" in f) continue;
       const { claim } = f;
       if ("skipped" in f) {
         requeue.push(claim);
