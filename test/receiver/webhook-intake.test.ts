@@ -101,6 +101,23 @@ describe("POST /webhooks/loops", () => {
     expect(await jobsFor(event.id)).toBe(1);
   });
 
+  it("stores the body as Loops sent it: numbers beyond JavaScript's precision are kept exactly", async () => {
+    const event = makeEvent({ type: "order.created" });
+    // A JavaScript round trip (parse, then serialize the parsed envelope) turns this into 12345678901234567000.
+    const body = JSON.stringify(event).replace(/}$/, ',"reference":12345678901234567891,"ratio":0.10}');
+    expect((await deliver(receiver.url, body, { id: event.id })).status).toBe(200);
+    const [row] = await db.sql<{ reference: string; ratio: string; merchant: string; at: Date }[]>`
+      select payload ->> 'reference' as reference, payload ->> 'ratio' as ratio, merchant_id as merchant,
+             created_at as at
+      from sync.events where id = ${event.id}`;
+    expect(row).toEqual({
+      reference: "12345678901234567891",
+      ratio: "0.10",
+      merchant: event.merchant_id,
+      at: new Date(event.created_at),
+    });
+  });
+
   it("accepts the second (rotated) secret, several signatures, and unknown event types", async () => {
     const rotated = makeEvent();
     expect((await deliver(receiver.url, rotated, { secrets: [OLD_SECRET] })).status).toBe(200);

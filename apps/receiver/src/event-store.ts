@@ -32,10 +32,19 @@ export interface EventStoreOptions {
   onBatch?: (size: number) => void;
 }
 
+/** An event and the JSON text it was parsed from (stored as it came). */
+export interface ReceivedEvent {
+  event: WebhookEvent;
+  text: string;
+}
+
 export interface EventStore {
-  /** Resolves after the event (and its job) are committed, or it was already there. */
-  store(event: WebhookEvent): Promise<StoreOutcome>;
-  readonly batcher: GroupCommit<WebhookEvent, StoreOutcome | EventStoreError>;
+  /**
+   * Resolves after the event (and its job) are committed, or it was already there. `text` is the JSON the
+   * event was parsed from (default: the event serialized again).
+   */
+  store(event: WebhookEvent, text?: string): Promise<StoreOutcome>;
+  readonly batcher: GroupCommit<ReceivedEvent, StoreOutcome | EventStoreError>;
 }
 
 // Postgres SQLSTATE class 22 (data exception): the content itself is refused, retrying cannot help.
@@ -64,38 +73,38 @@ export function createEventStore({
   maxConcurrentCommits = 2,
   onBatch,
 }: EventStoreOptions): EventStore {
-  async function transaction(events: WebhookEvent[]): Promise<StoreOutcome[]> {
-    const unique = new Map<string, WebhookEvent>();
-    for (const e of events) if (!unique.has(e.id)) unique.set(e.id, e);
+  async function transaction(received: ReceivedEvent[]): Promise<StoreOutcome[]> {
+    const unique = new Map<string, ReceivedEvent>();
+    for (const r of received) if (!unique.has(r.event.id)) unique.set(r.event.id, r);
     // One lock order for every batch, so two batches holding the same new ids cannot deadlock.
-    const ordered = [...unique.values()].sort((a, b) =>
+    const ordered = [...unique.values()].sort(({ event: a }, { event: b }) =>
       a.merchant_id === b.merchant_id ? (a.id < b.id ? -1 : 1) : a.merchant_id < b.merchant_id ? -1 : 1,
     );
     // ONE statement, outside an explicit transaction: Postgres runs it atomically in a transaction of its
     // own, so a commit costs one round trip (sql.begin costs three: BEGIN, the statement, COMMIT; measured
     // 8.2k -> 10.5k webhooks/s in bench/README.md). A statement still running after the timeout is
     // cancelled, as statement_timeout did: nothing of it is stored.
-    const result = await storeEventsAndEnqueue(sql, ordered, {
-      source: "webhook",
-      applicationId,
-      timeoutMs,
-    });
+    const result = await storeEventsAndEnqueue(
+      sql,
+      ordered.map((r) => r.event),
+      { source: "webhook", applicationId, timeoutMs, texts: ordered.map((r) => r.text) },
+    );
     onBatch?.(ordered.length);
     const fresh = new Set(result.inserted);
     const self = new Set(result.ignoredSelf);
     // The first request carrying a new id stored it; copies in the same batch are duplicates.
-    return events.map((e) => {
+    return received.map(({ event: e }) => {
       if (!fresh.delete(e.id)) return "duplicate";
       return self.has(e.id) ? "ignored_self" : "stored";
     });
   }
 
-  async function commit(events: WebhookEvent[]): Promise<(StoreOutcome | EventStoreError)[]> {
+  async function commit(events: ReceivedEvent[]): Promise<(StoreOutcome | EventStoreError)[]> {
     try {
       return await transaction(events);
     } catch (error) {
       if (!isDataException(error)) throw toStoreError(error);
-      if (new Set(events.map((e) => e.id)).size === 1) {
+      if (new Set(events.map((e) => e.event.id)).size === 1) {
         const refused = new EventStoreError("unstorable_event", "Postgres refused the event's content", {
           cause: error,
         });
@@ -112,7 +121,7 @@ export function createEventStore({
 
   return {
     batcher,
-    async store(event) {
+    async store(event, text = JSON.stringify(event)) {
       let timer: NodeJS.Timeout | undefined;
       // On timeout the event leaves the queue if it is still there: under overload, Postgres is not
       // handed work whose requester was already answered 503.
@@ -125,7 +134,7 @@ export function createEventStore({
         }, timeoutMs);
       });
       try {
-        const result = await Promise.race([batcher.submit(event, gaveUp.signal), timeout]);
+        const result = await Promise.race([batcher.submit({ event, text }, gaveUp.signal), timeout]);
         if (result instanceof EventStoreError) throw result;
         return result;
       } catch (error) {

@@ -72,9 +72,12 @@ export function createWebhookHandler({
     }
 
     let event: ReturnType<typeof parseEventEnvelope>;
+    // Decoded once: parsed here, and stored as it is (the event is not serialized again).
+    let text: string;
     try {
       const { id } = verifier.verify({ headers, body });
-      event = parseEventEnvelope(body, { expectedId: id });
+      text = body.toString("utf8");
+      event = parseEventEnvelope(text, { expectedId: id });
     } catch (error) {
       if (error instanceof WebhookVerificationError) {
         logger.debug({ code: error.code }, "webhook refused");
@@ -84,7 +87,7 @@ export function createWebhookHandler({
     }
 
     try {
-      const outcome = await store.store(event);
+      const outcome = await store.store(event, text);
       metrics.received.inc({ type: event.type, outcome });
       if (outcome === "duplicate") metrics.duplicates.inc();
       return c.json({ id: event.id, status: outcome }, 200);

@@ -47,6 +47,11 @@ export interface StoreEventsOptions {
    * whose callers were already answered is not committed later. Default: no limit.
    */
   timeoutMs?: number;
+  /**
+   * The events' JSON texts as they arrived (each the text `events[i]` was parsed from), stored as they are
+   * instead of serializing the parsed envelopes again. Default: `JSON.stringify` of each event.
+   */
+  texts?: readonly string[];
 }
 
 export interface StoreEventsResult {
@@ -76,26 +81,26 @@ export interface StoreEventsResult {
 export async function storeEventsAndEnqueue(
   sql: Sql | TransactionSql,
   events: readonly EventEnvelope[],
-  { source, applicationId, timeoutMs }: StoreEventsOptions,
+  { source, applicationId, timeoutMs, texts }: StoreEventsOptions,
 ): Promise<StoreEventsResult> {
   if (events.length === 0) return { inserted: [], duplicates: [], ignoredSelf: [], enqueued: [], queued: [] };
+  if (texts && texts.length !== events.length) {
+    throw new Error(`inbox: ${texts.length} event texts for ${events.length} events`);
+  }
   const self = applicationId ?? null;
-  // Arrays unnested server-side keep a single prepared plan for any batch size. Data-modifying CTEs always
-  // run; the job CTE is a SELECT, so the final query references it (evaluated once, as an InitPlan).
+  // The events as ONE JSON array, its columns read out server-side: one string parameter instead of nine
+  // arrays (postgres.js escapes every element of a text[]; the receiver spent ~5 % of its CPU on that and
+  // on serializing the envelopes it had just parsed from these very texts). One prepared plan for any
+  // batch size. Data-modifying CTEs always run; the job CTE is a SELECT, so the final query references it
+  // (evaluated once, as an InitPlan).
+  const json = texts ? `[${texts.join(",")}]` : JSON.stringify(events);
   const statement = sql<{ id: string; outcome: string; queued: boolean; jobs: number }[]>`
     with input as (
-      select *
-      from unnest(
-        ${events.map((e) => e.id)}::text[],
-        ${events.map((e) => e.type)}::text[],
-        ${events.map((e) => e.merchant_id)}::text[],
-        ${events.map((e) => e.location_id ?? null)}::text[],
-        ${events.map((e) => e.connection_id ?? null)}::text[],
-        ${events.map((e) => e.origin.type)}::text[],
-        ${events.map((e) => e.origin.application_id ?? null)}::text[],
-        ${events.map((e) => e.created_at)}::timestamptz[],
-        ${events.map((e) => JSON.stringify(e))}::text[]
-      ) as e(id, type, merchant_id, location_id, connection_id, origin_type, origin_application_id, created_at, payload)
+      select p ->> 'id' as id, p ->> 'type' as type, p ->> 'merchant_id' as merchant_id,
+             p ->> 'location_id' as location_id, p ->> 'connection_id' as connection_id,
+             p #>> '{origin,type}' as origin_type, p #>> '{origin,application_id}' as origin_application_id,
+             (p ->> 'created_at')::timestamptz as created_at, p as payload
+      from jsonb_array_elements(${json}::text::jsonb) as e(p)
     ),
     stored as (
       insert into sync.events (
@@ -103,7 +108,7 @@ export async function storeEventsAndEnqueue(
         created_at, source, payload, outcome, outcome_at
       )
       select id, type, merchant_id, location_id, connection_id, origin_type, origin_application_id,
-             created_at, ${source}, payload::jsonb,
+             created_at, ${source}, payload,
              case when origin_application_id = ${self}::text then 'ignored_self' else 'pending' end,
              case when origin_application_id = ${self}::text then now() end
       from input
