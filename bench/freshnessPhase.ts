@@ -1,3 +1,4 @@
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import type { Sql } from "@loops-sync/db";
 import { LoopsClient } from "@loops-sync/loops-client";
 import { type Sandbox, startSandbox } from "@loops-sync/sandbox";
@@ -95,6 +96,7 @@ export async function measureFreshness({
   const seen = new Map<string, number>();
   const waiting = new Map<string, { version: number; ackAt: number }[]>();
   const freshness: number[] = [];
+  const byAck: [number, number][] = [];
   const acks: number[] = [];
   let measuring = false;
   const watch = await watchReplicaVersions(sql, (orderId, version, at) => {
@@ -104,6 +106,7 @@ export async function measureFreshness({
     const rest = list.filter((w) => {
       if (w.version > version) return true;
       freshness.push(at - w.ackAt);
+      byAck.push([w.ackAt, at - w.ackAt]);
       return false;
     });
     if (rest.length > 0) waiting.set(orderId, rest);
@@ -125,6 +128,7 @@ export async function measureFreshness({
     const fetchesBefore = sandbox.stats().apiCalls["GET /orders/{order_id}"] ?? 0;
     const commitsBefore = await commitCount(sql);
     const jobTrace = trace ? await startJobTrace(sql) : undefined;
+    const loopDelay = process.env.BENCH_VERBOSE ? watchLoopDelay() : undefined;
     measuring = true;
     const sent = await sendOrderTraffic({ ...traffic, seconds });
     measuring = false;
@@ -132,6 +136,8 @@ export async function measureFreshness({
     while (waiting.size > 0 && performance.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     const fetches = (sandbox.stats().apiCalls["GET /orders/{order_id}"] ?? 0) - fetchesBefore;
     const commits = (await commitCount(sql)) - commitsBefore;
+    loopDelay?.stop();
+    if (process.env.BENCH_VERBOSE) printWindows(byAck);
     const stages = await jobTrace?.read();
     await jobTrace?.close();
     const direct = await directFetchLatency(sandbox);
@@ -206,4 +212,46 @@ async function commitCount(sql: Sql): Promise<number> {
   const [row] = await sql<{ n: number }[]>`
     select xact_commit::float8 as n from pg_stat_database where datname = current_database()`;
   return row!.n;
+}
+
+/** BENCH_VERBOSE: the bench process's own event-loop delay each second (it runs the sandbox and the load). */
+function watchLoopDelay() {
+  const h = monitorEventLoopDelay({ resolution: 5 });
+  h.enable();
+  const timer = setInterval(() => {
+    const at = new Date().toISOString().slice(11, 23);
+    process.stderr.write(
+      `bench loop delay ${at}: max ${(h.max / 1e6).toFixed(0)} ms, p99 ${(h.percentile(99) / 1e6).toFixed(0)} ms\n`,
+    );
+    h.reset();
+  }, 1000);
+  return {
+    stop() {
+      clearInterval(timer);
+      h.disable();
+    },
+  };
+}
+
+/**
+ * BENCH_VERBOSE: freshness per second of the measured window (by ack time, with the wall clock), so a slow
+ * second can be laid beside the processes' GC and log lines (session 5 found the p99 made by one or two
+ * seconds in which the worker's and the receiver's major GCs met).
+ */
+function printWindows(byAck: [number, number][]) {
+  if (byAck.length === 0) return;
+  const start = byAck.reduce((min, [at]) => Math.min(min, at), Number.POSITIVE_INFINITY);
+  const windows = new Map<number, number[]>();
+  for (const [at, value] of byAck) {
+    const w = Math.floor((at - start) / 1000);
+    const list = windows.get(w);
+    if (list) list.push(value);
+    else windows.set(w, [value]);
+  }
+  for (const [w, values] of [...windows].sort((a, b) => a[0] - b[0])) {
+    const at = new Date(performance.timeOrigin + start + w * 1000).toISOString().slice(11, 23);
+    process.stderr.write(
+      `freshness second ${w} (${at}): n=${values.length} p50 ${percentile(values, 50).toFixed(0)} ms, p99 ${percentile(values, 99).toFixed(0)} ms, max ${percentile(values, 100).toFixed(0)} ms\n`,
+    );
+  }
 }
