@@ -102,7 +102,7 @@ export async function measureReceiver({
 
   // The same rows without the HTTP server, as many commits at once as the receiver's group commit.
   const batchSize = Math.max(1, Math.round(meanBatch));
-  const concurrency = Number(process.env.BENCH_COMMITS || 2);
+  const concurrency = Number(process.env.BENCH_COMMITS || 1);
   const raw = await measureRawInserts({ sql, batchSize, concurrency, seconds });
 
   return {

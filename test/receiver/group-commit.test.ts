@@ -1,5 +1,6 @@
 // Many requests at the same moment: group commit must still give one row and one job per event.
-import { type RunningReceiver, startReceiver } from "@loops-sync/receiver";
+import { createReceiver, type RunningReceiver, startReceiver } from "@loops-sync/receiver";
+import type { WebhookEvent } from "@loops-sync/webhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 import { deliver, makeEvent, SECRET } from "./webhook-fixtures.ts";
@@ -51,5 +52,43 @@ describe("concurrent deliveries", () => {
     expect(enqueued.sort()).toEqual(ids.slice().sort());
     const merchants = await db.sql`select id from sync.merchants where id like 'mer_c%'`;
     expect(merchants).toHaveLength(7);
+  });
+});
+
+describe("the receiver's group commit, by default", () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await db?.drop();
+  });
+
+  it("runs one commit at a time and gathers what arrives meanwhile into the next", async () => {
+    const { store } = createReceiver({ sql: db.sql, webhookSecrets: [SECRET] });
+    let most = 0;
+    let watching = true;
+    const watch = () => {
+      most = Math.max(most, store.batcher.committing);
+      if (watching) setImmediate(watch);
+    };
+    watch();
+    // 20 waves of 10 events, 1 ms apart: each wave arrives while an earlier one is committing.
+    const stored: Promise<unknown>[] = [];
+    for (let wave = 0; wave < 20; wave++) {
+      for (let i = 0; i < 10; i++)
+        stored.push(store.store(makeEvent({ merchant_id: `mer_w${i % 3}` }) as WebhookEvent));
+      await new Promise((r) => setTimeout(r, 1));
+    }
+    const outcomes = await Promise.all(stored);
+    watching = false;
+    expect(outcomes).toEqual(Array(200).fill("stored"));
+    expect(most).toBe(1);
+    // One process_events job per commit (no LOOPS_APPLICATION_ID here): fewer commits than waves.
+    const [jobs] = await db.sql<{ n: number }[]>`
+      select count(*)::int as n from graphile_worker._private_jobs j
+      join graphile_worker._private_tasks t on t.id = j.task_id where t.identifier = 'process_events'`;
+    expect(jobs!.n).toBeGreaterThan(0);
+    expect(jobs!.n).toBeLessThan(20);
   });
 });

@@ -26,7 +26,7 @@ export interface EventStoreOptions {
   timeoutMs?: number;
   /** Most events per transaction. Default: 1000. */
   maxBatchSize?: number;
-  /** Transactions at once (pool connections used). Default: 2. */
+  /** Transactions at once (pool connections used). Default: 1 (see createReceiverApp). */
   maxConcurrentCommits?: number;
   /** Called after each committed batch, for metrics. */
   onBatch?: (size: number) => void;
@@ -70,7 +70,7 @@ export function createEventStore({
   applicationId,
   timeoutMs = 5000,
   maxBatchSize = 1000,
-  maxConcurrentCommits = 2,
+  maxConcurrentCommits = 1,
   onBatch,
 }: EventStoreOptions): EventStore {
   async function transaction(received: ReceivedEvent[]): Promise<StoreOutcome[]> {
