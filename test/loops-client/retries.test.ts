@@ -1,3 +1,4 @@
+import { getEventListeners } from "node:events";
 import {
   LoopsApiError,
   LoopsClient,
@@ -196,6 +197,27 @@ describe("5xx, resets and timeouts", () => {
     expect(error).toBeInstanceOf(LoopsTimeoutError);
     expect(error).toMatchObject({ code: "timeout", retryable: true, timeoutMs: 100 });
     expect(server.requests).toHaveLength(2);
+  });
+
+  it("disarms a request's timeout once its answer is read: no abort fires later, no listener stays", async () => {
+    server.on("GET", "/orders/ord_1", (_q, res) => json(res, 200, orderBody("ord_1")));
+    const signals: AbortSignal[] = [];
+    const client = makeClient({
+      timeoutMs: 50,
+      // The default transport, watched: the signal each request is sent with.
+      fetch: (url, init) => {
+        signals.push(init.signal);
+        return globalThis.fetch(url, init);
+      },
+    });
+    const caller = new AbortController();
+    expect((await client.forMerchant("mer_1").orders.get("ord_1", { signal: caller.signal })).id).toBe(
+      "ord_1",
+    );
+    await new Promise((r) => setTimeout(r, 150));
+    // A timer left armed would have aborted it (and built a DOMException) 50 ms after the call.
+    expect(signals.map((s) => s.aborted)).toEqual(signals.map(() => false));
+    expect(getEventListeners(caller.signal, "abort")).toHaveLength(0);
   });
 
   it("does not retry a 4xx", async () => {

@@ -1,6 +1,7 @@
 import { LoopsApiError } from "./errors.ts";
 import type { HttpFetch } from "./http.ts";
 import { readProblem } from "./problem.ts";
+import { requestSignal } from "./request-signal.ts";
 
 export interface TokenSourceOptions {
   authUrl: string;
@@ -63,6 +64,15 @@ export class TokenSource {
       client_id: clientId,
       client_secret: clientSecret,
     });
+    const { signal, done } = requestSignal(undefined, timeoutMs);
+    try {
+      return await this.#exchange(authUrl, body, userAgent, signal);
+    } finally {
+      done();
+    }
+  }
+
+  async #exchange(authUrl: string, body: URLSearchParams, userAgent: string, signal: AbortSignal) {
     const response = await this.#options.fetch(authUrl, {
       method: "POST",
       headers: {
@@ -71,7 +81,7 @@ export class TokenSource {
         "user-agent": userAgent,
       },
       body,
-      signal: AbortSignal.timeout(timeoutMs),
+      signal,
     });
     this.#options.onTokenRequest?.();
     if (!response.ok) {

