@@ -123,7 +123,10 @@ export async function measureFreshness({
     const traffic = { sandbox, signer, receiverUrl: receiver.url!, rate, onAck };
     // Warm-up: token, locations, JIT and pools; not counted.
     await sendOrderTraffic({ ...traffic, seconds: 1 });
-    // The measured window starts with an idle worker, not with the warm-up's backlog (bounded wait).
+    // The measured window starts with an idle worker, not with the warm-up's backlog (bounded wait), nor
+    // with the catch-up every worker runs as it starts (2,400 API calls in the first 2-3 s here: it made
+    // the first second of every run the slowest, p50 ~60 ms against 36; session 5).
+    await worker.process.waitForLine((l) => l.msg === "catch-up run finished", 30_000);
     await waitForIdleWorker(sql, 30_000);
     const fetchesBefore = sandbox.stats().apiCalls["GET /orders/{order_id}"] ?? 0;
     const commitsBefore = await commitCount(sql);
