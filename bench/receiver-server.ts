@@ -60,6 +60,9 @@ if (mode === "bare") {
     port: 0,
     host: "127.0.0.1",
     ...(commits ? { maxConcurrentCommits: commits } : {}),
+    // LOOPS_APPLICATION_ID as deployed (README, the freshness phase): order events go to the order queue.
+    // Unset, every event goes into the commit's process_events job.
+    applicationId: process.env.BENCH_APPLICATION_ID || undefined,
   });
   url = receiver.url;
   stop = async () => {

@@ -104,6 +104,8 @@ async function startServer(mode: "bare" | "receiver", databaseUrl: string): Prom
       BENCH_DATABASE_URL: databaseUrl,
       // The secret by environment, as the product takes it: a command line is visible to every user.
       BENCH_WEBHOOK_SECRET: secret,
+      // LOOPS_APPLICATION_ID as deployed (README, bench/run.ts): order events go to the order queue.
+      BENCH_APPLICATION_ID: "app_bench_receiver",
       // The receiver runs with the flags bin/loops-sync gives every loops-sync process;
       // BENCH_RECEIVER_NODE_OPTIONS replaces them (e.g. --cpu-prof, other heap sizes).
       ...(mode === "receiver"

@@ -7,9 +7,12 @@ import { createWebhookSigner } from "./signedWebhook.ts";
 
 export interface ReceiverFigures {
   bare: LoadResult;
+  /** Configured as deployed: LOOPS_APPLICATION_ID set, order events queued for the order refresher. */
   receiver: LoadResult;
+  /** LOOPS_APPLICATION_ID unset: every event goes into its commit's process_events job. */
+  withoutApplicationId: LoadResult;
   raw: { perSecond: number; batchSize: number; concurrency: number };
-  /** Events per committed transaction (sync.events rows / process_events jobs). */
+  /** Events per committed transaction (sync.events rows / their distinct inserting transactions). */
   meanBatch: number;
   /** VmHWM of the receiver process after the run. */
   peakRss: number | undefined;
@@ -31,6 +34,7 @@ async function forkServer(
   mode: "bare" | "receiver",
   secret: string,
   databaseUrl: string,
+  applicationId?: string,
 ): Promise<ForkedServer> {
   const child = fork(new URL("./receiver-server.ts", import.meta.url), [mode], {
     // The Node flags bin/loops-sync and the image start every process with, for both servers alike.
@@ -40,7 +44,12 @@ async function forkServer(
       ...(process.env.BENCH_CHILD_NODE_OPTIONS?.split(" ").filter(Boolean) ?? PRODUCT_NODE_FLAGS),
     ],
     // The secret by environment, as the product takes it: a command line is visible to every user.
-    env: { ...process.env, BENCH_DATABASE_URL: databaseUrl, BENCH_WEBHOOK_SECRET: secret },
+    env: {
+      ...process.env,
+      BENCH_DATABASE_URL: databaseUrl,
+      BENCH_WEBHOOK_SECRET: secret,
+      BENCH_APPLICATION_ID: applicationId ?? "",
+    },
     stdio: ["ignore", "inherit", "inherit", "ipc"],
   });
   const next = (kind: string) =>
@@ -90,7 +99,9 @@ export async function measureReceiver({
   const barePeakRss = (await readMemory(bareServer.child.pid!))?.peak;
   await bareServer.stop();
 
-  const receiverServer = await forkServer("receiver", signer.secret, databaseUrl);
+  // As deployed (README, the freshness phase): with our application id, so an order event is queued for
+  // the order refresher in the same statement (a self-originated one was told apart already).
+  const receiverServer = await forkServer("receiver", signer.secret, databaseUrl, "app_bench_receiver");
   await runLoad({ url: receiverServer.url, signer, seconds: warmup, connections });
   const before = await counts(sql);
   const receiver = await runLoad({ url: receiverServer.url, signer, seconds, connections });
@@ -98,7 +109,16 @@ export async function measureReceiver({
   await receiverServer.stop();
   const after = await counts(sql);
   const stored = after.events - before.events;
-  const meanBatch = stored / Math.max(1, after.jobs - before.jobs);
+  const meanBatch = stored / Math.max(1, after.commits - before.commits);
+
+  // Without it, every event goes into its commit's process_events job (graphile_worker.add_job). No worker
+  // runs here, so those jobs pile up as they would behind a stopped worker.
+  const plainServer = await forkServer("receiver", signer.secret, databaseUrl);
+  await runLoad({ url: plainServer.url, signer, seconds: warmup, connections });
+  const plainBefore = await counts(sql);
+  const withoutApplicationId = await runLoad({ url: plainServer.url, signer, seconds, connections });
+  await plainServer.stop();
+  const plainAfter = await counts(sql);
 
   // The same rows without the HTTP server, as many commits at once as the receiver's group commit.
   const batchSize = Math.max(1, Math.round(meanBatch));
@@ -108,19 +128,25 @@ export async function measureReceiver({
   return {
     bare,
     receiver,
+    withoutApplicationId,
     raw: { ...raw, batchSize, concurrency },
     meanBatch,
     peakRss,
     barePeakRss,
     // Requests in flight when autocannon stops are stored but not counted as 2xx: >= is the check.
-    consistent: stored >= receiver.ok && after.enqueued === after.webhookEvents,
+    consistent:
+      stored >= receiver.ok &&
+      plainAfter.events - plainBefore.events >= withoutApplicationId.ok &&
+      plainAfter.enqueued === plainAfter.webhookEvents,
     stored,
   };
 }
 
 async function counts(sql: Sql) {
-  const [row] = await sql<{ events: number; webhookEvents: number; enqueued: number; jobs: number }[]>`
+  const [row] = await sql<{ events: number; webhookEvents: number; enqueued: number; commits: number }[]>`
     select (select count(*)::int from sync.events) as events,
+           -- One receiver commit is one transaction: the inserting transaction ids of the rows.
+           (select count(distinct xmin::text)::int from sync.events) as commits,
            (select count(*)::int from sync.events where source = 'webhook') as "webhookEvents",
            -- Handed to the worker: named in a process_events job, or (order events) a row of the order
            -- refresh queue each.
@@ -128,9 +154,6 @@ async function counts(sql: Sql) {
               from graphile_worker._private_jobs j
               join graphile_worker._private_tasks t on t.id = j.task_id
              where t.identifier = 'process_events')
-           + (select count(*)::int from sync.order_refresh) as enqueued,
-           (select count(*)::int from graphile_worker._private_jobs j
-              join graphile_worker._private_tasks t on t.id = j.task_id
-             where t.identifier = 'process_events') as jobs`;
+           + (select count(*)::int from sync.order_refresh) as enqueued`;
   return row!;
 }

@@ -44,6 +44,14 @@ function receiverRows(r: ReceiverFigures): Row[] {
       verdict(r.receiver.perSecond >= 10_000 && r.receiver.perSecond >= 0.35 * r.bare.perSecond),
     ],
     [
+      "receiver without LOOPS_APPLICATION_ID (all events in jobs)",
+      n(r.withoutApplicationId.perSecond),
+      `bare Hono ${n(r.bare.perSecond)}/s`,
+      ratio(r.withoutApplicationId.perSecond, r.bare.perSecond),
+      "",
+      "",
+    ],
+    [
       "receiver vs raw multi-row INSERT",
       n(r.receiver.perSecond),
       `raw ${n(r.raw.perSecond)} rows/s (${r.raw.batchSize}/stmt, ${r.raw.concurrency} conns)`,

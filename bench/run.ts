@@ -64,7 +64,9 @@ let catchup: CatchupFigures | undefined;
 const started = Date.now();
 try {
   if (phases.has("receiver")) {
-    console.error(`receiver: bare Hono, receiver, raw INSERTs, ${seconds} s each…`);
+    console.error(
+      `receiver: bare Hono, receiver (with and without LOOPS_APPLICATION_ID), raw INSERTs, ${seconds} s each…`,
+    );
     receiver = await phase("receiver", (db) =>
       measureReceiver({ sql: db.sql, databaseUrl: db.url, seconds }),
     );
