@@ -93,32 +93,34 @@ export async function measureReceiver({
   const signer = createWebhookSigner();
   const warmup = Math.min(2, seconds);
 
-  const bareServer = await forkServer("bare", signer.secret, databaseUrl);
-  await runLoad({ url: bareServer.url, signer, seconds: warmup, connections });
-  const bare = await runLoad({ url: bareServer.url, signer, seconds, connections });
-  const barePeakRss = (await readMemory(bareServer.child.pid!))?.peak;
-  await bareServer.stop();
+  /** One server under the load after a warm-up: its figures, peak RSS and, for the receiver, what it stored. */
+  async function measureServer(mode: "bare" | "receiver", applicationId?: string) {
+    const server = await forkServer(mode, signer.secret, databaseUrl, applicationId);
+    await runLoad({ url: server.url, signer, seconds: warmup, connections });
+    const before = mode === "receiver" ? await counts(sql) : undefined;
+    const load = await runLoad({ url: server.url, signer, seconds, connections });
+    const peakRss = (await readMemory(server.child.pid!))?.peak;
+    await server.stop();
+    const after = before ? await counts(sql) : undefined;
+    return {
+      load,
+      peakRss,
+      after,
+      stored: before && after ? after.events - before.events : 0,
+      commits: before && after ? after.commits - before.commits : 0,
+    };
+  }
 
+  const { load: bare, peakRss: barePeakRss } = await measureServer("bare");
   // As deployed (README, the freshness phase): with our application id, so an order event is queued for
   // the order refresher in the same statement (a self-originated one was told apart already).
-  const receiverServer = await forkServer("receiver", signer.secret, databaseUrl, "app_bench_receiver");
-  await runLoad({ url: receiverServer.url, signer, seconds: warmup, connections });
-  const before = await counts(sql);
-  const receiver = await runLoad({ url: receiverServer.url, signer, seconds, connections });
-  const peakRss = (await readMemory(receiverServer.child.pid!))?.peak;
-  await receiverServer.stop();
-  const after = await counts(sql);
-  const stored = after.events - before.events;
-  const meanBatch = stored / Math.max(1, after.commits - before.commits);
-
+  const configured = await measureServer("receiver", "app_bench_receiver");
+  const { load: receiver, peakRss, stored } = configured;
+  const meanBatch = stored / Math.max(1, configured.commits);
   // Without it, every event goes into its commit's process_events job (graphile_worker.add_job). No worker
   // runs here, so those jobs pile up as they would behind a stopped worker.
-  const plainServer = await forkServer("receiver", signer.secret, databaseUrl);
-  await runLoad({ url: plainServer.url, signer, seconds: warmup, connections });
-  const plainBefore = await counts(sql);
-  const withoutApplicationId = await runLoad({ url: plainServer.url, signer, seconds, connections });
-  await plainServer.stop();
-  const plainAfter = await counts(sql);
+  const plain = await measureServer("receiver");
+  const withoutApplicationId = plain.load;
 
   // The same rows without the HTTP server, as many commits at once as the receiver's group commit.
   const batchSize = Math.max(1, Math.round(meanBatch));
@@ -136,8 +138,9 @@ export async function measureReceiver({
     // Requests in flight when autocannon stops are stored but not counted as 2xx: >= is the check.
     consistent:
       stored >= receiver.ok &&
-      plainAfter.events - plainBefore.events >= withoutApplicationId.ok &&
-      plainAfter.enqueued === plainAfter.webhookEvents,
+      plain.stored >= withoutApplicationId.ok &&
+      plain.after !== undefined &&
+      plain.after.enqueued === plain.after.webhookEvents,
     stored,
   };
 }
