@@ -1,4 +1,4 @@
-import type { Sql, TransactionSql } from "@loops-sync/db";
+import { isTransaction, type Sql, type TransactionSql } from "@loops-sync/db";
 import { checkOrder, type OrderInput } from "./orderInput.ts";
 
 export interface ApplyOrderResult {
@@ -16,9 +16,8 @@ export async function inTransaction<T>(
   sql: Sql | TransactionSql,
   work: (tx: TransactionSql) => Promise<T>,
 ): Promise<T> {
-  if (typeof (sql as { savepoint?: unknown }).savepoint === "function")
-    return await work(sql as TransactionSql);
-  return (await (sql as Sql).begin((tx) => work(tx))) as T;
+  if (isTransaction(sql)) return await work(sql);
+  return (await sql.begin((tx) => work(tx))) as T;
 }
 
 /**

@@ -144,14 +144,15 @@ export async function resolveOrderBatchEvents(
  * pending: the batch hands its order to a refresh_order job. A version-less event is covered: it was
  * stored before the claim, so before the fetch. Returns how many it settled, by outcome.
  */
-export async function settleClaimedEvents(
+export function settleClaimedEvents(
   tx: Sql | TransactionSql,
   claims: readonly { claim: { event_ids: readonly string[] }; versionBefore: number | null }[],
 ): Promise<Record<string, number>> {
   const ids = claims.flatMap((c) => c.claim.event_ids);
-  if (ids.length === 0) return {};
+  if (ids.length === 0) return Promise.resolve({});
   const before = claims.flatMap((c) => c.claim.event_ids.map(() => c.versionBefore));
-  const settled = await tx<{ outcome: string; n: number }[]>`
+  // Sent at once (`execute`), not when awaited: the order applier sends its COMMIT right behind it.
+  return tx<{ outcome: string; n: number }[]>`
     with settled as (
       update sync.events as e
       set outcome = case when e.order_version <= b.version_before then 'stale' else 'applied' end,
@@ -161,6 +162,7 @@ export async function settleClaimedEvents(
         and (e.order_version is null or e.order_version <= o.version)
       returning e.outcome
     )
-    select outcome, count(*)::int as n from settled group by outcome`;
-  return Object.fromEntries(settled.map((r) => [r.outcome, r.n]));
+    select outcome, count(*)::int as n from settled group by outcome`
+    .execute()
+    .then((settled) => Object.fromEntries(settled.map((r) => [r.outcome, r.n])));
 }

@@ -1,7 +1,7 @@
-import type { TransactionSql } from "@loops-sync/db";
+import { pipelinedTransaction, type TransactionSql } from "@loops-sync/db";
 import { type ApplyOrderResult, applyOrdersIfNewer } from "./applyOrderIfNewer.ts";
-import { enqueueJob } from "./enqueueJob.ts";
 import { settleClaimedEvents } from "./eventOutcomes.ts";
+import { merchantFlag } from "./merchantState.ts";
 import type { OrderInput } from "./orderInput.ts";
 import type { WorkerContext } from "./workerContext.ts";
 
@@ -48,20 +48,19 @@ export function createOrderApplier(ctx: Pick<WorkerContext, "sql" | "metrics" | 
   let queued: (FetchedOrder & { resolve(r: ApplyOrderResult): void; reject(e: unknown): void })[] = [];
   let running = false;
 
+  // Two round trips: BEGIN, the lock timeout and the apply go out together; the settle, the locations
+  // check and COMMIT go out together once the apply has answered (docs/decisions.md, "The applier's commit
+  // in two round trips").
   const commit = (group: readonly FetchedOrder[]) =>
-    sql
-      .begin(async (tx) => {
-        // Sent now, ahead of the statements that follow; not waited for on its own.
-        const timeout =
-          tx`select set_config('lock_timeout', ${`${APPLY_LOCK_TIMEOUT_MS}ms`}, true)`.execute();
-        const done = await applyFetchedOrders(tx, group);
-        await timeout;
-        return done;
-      })
-      .then((done) => {
-        countApplied(ctx, done);
-        return done.applied;
-      });
+    pipelinedTransaction(sql, async (tx) => {
+      const timeout = tx`select set_config('lock_timeout', ${`${APPLY_LOCK_TIMEOUT_MS}ms`}, true)`.execute();
+      const sent = await sendFetchedOrders(tx, group);
+      return { result: sent, tail: [timeout, ...sent.tail] };
+    }).then(async (sent) => {
+      const done = { applied: sent.applied, outcomes: await sent.outcomes };
+      countApplied(ctx, done);
+      return done.applied;
+    });
 
   async function run(group: typeof queued): Promise<void> {
     try {
@@ -129,25 +128,40 @@ export async function applyFetchedOrders(
   tx: TransactionSql,
   group: readonly FetchedOrder[],
 ): Promise<AppliedGroup> {
-  if (group.length === 0) return { applied: [], outcomes: {} };
+  const sent = await sendFetchedOrders(tx, group);
+  await Promise.all(sent.tail);
+  return { applied: sent.applied, outcomes: await sent.outcomes };
+}
+
+interface SentGroup {
+  applied: ApplyOrderResult[];
+  /** The settle's count by outcome, once it has answered. */
+  outcomes: Promise<Record<string, number>>;
+  /** The statements sent after the apply and not waited for: the settle and the locations check. */
+  tail: Promise<unknown>[];
+}
+
+/**
+ * {@link applyFetchedOrders} up to the apply's answer: the settle and the locations check are sent (neither
+ * reads what the other writes) but not waited for, so they can travel with the COMMIT.
+ */
+async function sendFetchedOrders(tx: TransactionSql, group: readonly FetchedOrder[]): Promise<SentGroup> {
+  if (group.length === 0) return { applied: [], outcomes: Promise.resolve({}), tail: [] };
   const results = await applyOrdersIfNewer(
     tx,
     group.map((e) => e.order),
   );
   const byId = new Map(results.map((a) => [a.id, a]));
   const applied = group.map((e) => byId.get(e.order.id)!);
-  // Both sent at once (one round trip): neither reads what the other writes.
-  const [outcomes] = await Promise.all([
-    settleClaimedEvents(
-      tx,
-      group.map((e, i) => ({ claim: { event_ids: e.eventIds }, versionBefore: applied[i]!.previousVersion })),
-    ),
-    refreshUnknownLocations(
-      tx,
-      results.filter((a) => a.changed).map((a) => a.id),
-    ),
-  ]);
-  return { applied, outcomes };
+  const outcomes = settleClaimedEvents(
+    tx,
+    group.map((e, i) => ({ claim: { event_ids: e.eventIds }, versionBefore: applied[i]!.previousVersion })),
+  );
+  const locations = refreshUnknownLocations(
+    tx,
+    results.filter((a) => a.changed).map((a) => a.id),
+  );
+  return { applied, outcomes, tail: [outcomes, locations] };
 }
 
 /** Counts a committed group in the worker's metrics. */
@@ -156,22 +170,28 @@ export function countApplied({ metrics }: Pick<WorkerContext, "metrics">, group:
   for (const [outcome, n] of Object.entries(group.outcomes)) metrics.events.inc({ outcome }, n);
 }
 
-/** Orders that name a location the replica lacks: refresh their merchants' locations and channel connections. */
-async function refreshUnknownLocations(tx: TransactionSql, orderIds: readonly string[]): Promise<void> {
-  if (orderIds.length === 0) return;
-  const merchants = await tx<{ merchant_id: string }[]>`
-    select distinct o.merchant_id from replica.orders o
-    where o.id = any(${orderIds as string[]}::text[]) and o.location_id is not null
-      and not exists (select 1 from replica.locations l where l.id = o.location_id)
-    order by 1`;
-  for (const { merchant_id: merchantId } of merchants) {
-    await enqueueJob(tx, {
-      task: "refresh_locations",
-      payload: { merchantId },
-      jobKey: `locations:${merchantId}`,
-      jobKeyMode: "preserve_run_at",
-      merchantId,
-      runAt: new Date(Date.now() + LOCATIONS_DELAY_MS),
-    });
-  }
+/**
+ * Orders that name a location the replica lacks: one statement adds a refresh of their merchants' locations
+ * and channel connections (a `refresh_locations` job per merchant, keyed so a burst of such orders asks
+ * once, in merchant order so two commits take the job keys in the same order).
+ */
+function refreshUnknownLocations(tx: TransactionSql, orderIds: readonly string[]): Promise<unknown> {
+  if (orderIds.length === 0) return Promise.resolve();
+  const runAt = new Date(Date.now() + LOCATIONS_DELAY_MS);
+  return tx`
+    select graphile_worker.add_job(
+      'refresh_locations',
+      json_build_object('merchantId', m.merchant_id),
+      run_at => ${runAt}::timestamptz,
+      max_attempts => 12,
+      job_key => 'locations:' || m.merchant_id,
+      flags => array[${merchantFlag("")} || m.merchant_id],
+      job_key_mode => 'preserve_run_at'
+    )
+    from (
+      select distinct o.merchant_id from replica.orders o
+      where o.id = any(${orderIds as string[]}::text[]) and o.location_id is not null
+        and not exists (select 1 from replica.locations l where l.id = o.location_id)
+      order by 1
+    ) m`.execute();
 }

@@ -25,4 +25,10 @@ export {
   pendingMigrations,
   readMigrations,
 } from "./migrate.ts";
+export {
+  isTransaction,
+  type PipelinedWork,
+  pipelinedTransaction,
+  TransactionRolledBackError,
+} from "./pipelined.ts";
 export type { TaskName, TaskPayloads } from "./tasks.ts";
