@@ -14,6 +14,7 @@ import {
   startWorkerProcess,
 } from "./serviceProcesses.ts";
 import { createWebhookSigner } from "./signedWebhook.ts";
+import { readWorkerStages, type StageFigure, stagesBetween } from "./workerStages.ts";
 
 export interface FreshnessFigures {
   rate: number;
@@ -42,6 +43,8 @@ export interface FreshnessFigures {
   workerConcurrency: number;
   /** With `trace`: where the worker's jobs spent their time. */
   stages: StageTimes[] | undefined;
+  /** Where the worker's order refreshes spent the measured window (its own metrics). */
+  refreshStages: StageFigure[];
 }
 
 export interface FreshnessOptions {
@@ -130,6 +133,9 @@ export async function measureFreshness({
     await waitForIdleWorker(sql, 30_000);
     const fetchesBefore = sandbox.stats().apiCalls["GET /orders/{order_id}"] ?? 0;
     const commitsBefore = await commitCount(sql);
+    const metricsLine = await worker.process.waitForLine((l) => l.msg === "worker metrics listening");
+    const metricsUrl = String(metricsLine.url);
+    const stagesBefore = await readWorkerStages(metricsUrl);
     const jobTrace = trace ? await startJobTrace(sql) : undefined;
     const loopDelay = process.env.BENCH_VERBOSE ? watchLoopDelay() : undefined;
     measuring = true;
@@ -137,6 +143,7 @@ export async function measureFreshness({
     measuring = false;
     const deadline = performance.now() + drainMs;
     while (waiting.size > 0 && performance.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const refreshStages = stagesBetween(stagesBefore, await readWorkerStages(metricsUrl));
     const fetches = (sandbox.stats().apiCalls["GET /orders/{order_id}"] ?? 0) - fetchesBefore;
     const commits = (await commitCount(sql)) - commitsBefore;
     loopDelay?.stop();
@@ -170,6 +177,7 @@ export async function measureFreshness({
       workerPeakRss: workerMemory?.peak,
       workerConcurrency,
       stages,
+      refreshStages,
     };
   } finally {
     await receiver.process.stop();

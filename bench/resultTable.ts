@@ -186,6 +186,12 @@ export function printTable(r: BenchResults): void {
         `WORKER_CONCURRENCY=${f.workerConcurrency}, max ${ms(f.max)}, ${f.unseen} versions never seen, ` +
         `${n(f.commitsPerEvent, 1)} Postgres commits per event`,
     );
+    if (f.refreshStages.length > 0) {
+      console.log(
+        "freshness, where the worker's order refreshes spent it (its metrics; mean, share over 100 ms): " +
+          f.refreshStages.map((s) => `${s.stage} ${ms(s.meanMs)} / ${n(s.over100ms * 100, 1)} %`).join(", "),
+      );
+    }
     for (const s of f.stages ?? []) {
       console.log(
         `  ${s.task.padEnd(18)} ${String(s.jobs).padStart(6)} jobs: delay ${ms(s.delayP50)}, wait for a worker p50 ${ms(s.waitP50)} p99 ${ms(s.waitP99)}, run p50 ${ms(s.runP50)} p99 ${ms(s.runP99)}`,

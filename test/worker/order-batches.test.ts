@@ -122,6 +122,31 @@ describe("worker: fetched orders are committed as their answers arrive", () => {
     });
   });
 
+  it("measures each order's stages (queued, fetch, commit) and its lag from the stored event to the replica", async () => {
+    const metrics = createWorkerMetrics();
+    const { harness, order, gated, ids } = await startedWithHeldOrder({ registry: metrics.registry });
+    const heldMs = 120;
+    await new Promise((r) => setTimeout(r, heldMs));
+    gated.release();
+    await waitFor("the held order applied", () => settled(harness.db, ids));
+    expect(await replicaVersion(harness, order.id)).toBe(harness.sandbox.truth.order(order.id)!.version);
+    const stages = (await metrics.orderRefreshStage.get()).values;
+    const of = (stage: string, kind: "sum" | "count") =>
+      stages.find((v) => v.labels.stage === stage && v.metricName?.endsWith(`_${kind}`))?.value ?? 0;
+    const lag = (await metrics.orderRefreshLag.get()).values;
+    const lagOf = (kind: "sum" | "count") => lag.find((v) => v.metricName?.endsWith(`_${kind}`))?.value ?? 0;
+    // One order, claimed once, fetched once, committed once.
+    expect([of("queued", "count"), of("fetch", "count"), of("commit", "count"), lagOf("count")]).toEqual([
+      1, 1, 1, 1,
+    ]);
+    // The fetch stage holds the time its answer was held; the lag is the sum of the three stages.
+    expect(of("fetch", "sum")).toBeGreaterThanOrEqual(heldMs / 1000);
+    expect(of("queued", "sum")).toBeGreaterThanOrEqual(0);
+    expect(of("queued", "sum")).toBeLessThan(heldMs / 1000);
+    expect(of("commit", "sum")).toBeGreaterThan(0);
+    expect(lagOf("sum")).toBeCloseTo(of("queued", "sum") + of("fetch", "sum") + of("commit", "sum"), 3);
+  });
+
   it("fetches all of a large batch at once, within the worker's bound on calls in flight", async () => {
     const harness = await started();
     const orders = Array.from({ length: 60 }, () => harness.sandbox.createOrder({ merchantId: MERCHANT }));

@@ -59,11 +59,15 @@ interface Claimed {
    * without a version counts as covered by this batch's fetch only if it was received by then.
    */
   claimed_at: Date;
+  /** Seconds the order's oldest claimed row waited in the queue before the claim (Postgres's clock). */
+  queued_seconds: number;
+  /** performance.now() when the claim answered: where the fetch stage starts. */
+  taken_at: number;
 }
 
 type Fetched =
-  /** Fetched; applied by the batch itself at its end (no applier). */
-  | { claim: Claimed; order: OrderInput }
+  /** Fetched (at `fetchedAt`, performance.now()); applied by the batch itself at its end (no applier). */
+  | { claim: Claimed; order: OrderInput; fetchedAt: number }
   /**
    * Fetched and committed by the applier. The order itself is not kept: a batch lives up to
    * ORDER_BATCH_JOIN_MS and more, and orders held that long were promoted to the old generation by the
@@ -151,7 +155,8 @@ export async function refreshOrderBatch(
       const answer = await fetchSlots(async (): Promise<Exclude<Fetched, { applied: unknown }>> => {
         if (stopped || signal.aborted) return { claim, skipped: true };
         try {
-          return { claim, order: checkOrder(await fetchOrder(api, claim.order_id, signal)) };
+          const order = checkOrder(await fetchOrder(api, claim.order_id, signal));
+          return { claim, order, fetchedAt: observeStage(metrics, "fetch", claim.taken_at) };
         } catch (error) {
           const failure = classifyUpstreamFailure(error);
           if (failure.kind === "rate_limited" || failure.kind === "revoked") stopped ??= failure;
@@ -160,7 +165,9 @@ export async function refreshOrderBatch(
       });
       if (!("order" in answer) || !applier) return answer;
       try {
-        return { claim, applied: await applier.apply(answer.order, claim.event_ids) };
+        const applied = await applier.apply(answer.order, claim.event_ids);
+        observeCommitted(metrics, claim, answer.fetchedAt);
+        return { claim, applied };
       } catch (error) {
         // As for a failed fetch: retried by the order's own job, or failed when Postgres refuses its data.
         return { claim, failure: classifyUpstreamFailure(error), error, stage: "apply" };
@@ -170,6 +177,7 @@ export async function refreshOrderBatch(
       heldElsewhere = Math.max(heldElsewhere, claim.heldElsewhere);
       heldHere = Math.max(heldHere, claim.heldHere);
       for (const c of claim.claimed) {
+        metrics.orderRefreshStage.observe({ stage: "queued" }, c.queued_seconds);
         claimed.push(c);
         rows += c.rows;
         if (isNeeded(c)) fetches.push(fetchOne(c));
@@ -237,6 +245,7 @@ export async function refreshOrderBatch(
         unapplied.map((f) => ({ order: f.order, eventIds: f.claim.event_ids })),
       );
       countApplied(ctx, group);
+      for (const f of unapplied) observeCommitted(metrics, f.claim, f.fetchedAt);
       answers.push(...unapplied.map((f, i) => ({ claim: f.claim, applied: group.applied[i]! })));
     }
     // The applier settled the fetched orders' events; the covered ones are settled here.
@@ -338,6 +347,19 @@ export async function refreshOrderBatch(
   });
 }
 
+/** Observes a stage that started at `since` (performance.now()) and ends now; returns now. */
+function observeStage(metrics: WorkerContext["metrics"], stage: "fetch" | "commit", since: number): number {
+  const now = performance.now();
+  metrics.orderRefreshStage.observe({ stage }, (now - since) / 1000);
+  return now;
+}
+
+/** A fetched order is committed: its commit stage, and its lag from the event's queue row to now. */
+function observeCommitted(metrics: WorkerContext["metrics"], claim: Claimed, fetchedAt: number): void {
+  const now = observeStage(metrics, "commit", fetchedAt);
+  metrics.orderRefreshLag.observe(claim.queued_seconds + (now - claim.taken_at) / 1000);
+}
+
 /**
  * The batch's first statement (one round trip where there were three): reads the merchant's state and,
  * when it may be called, claims up to a batch of its queued rows, oldest first, whose orders it can lock
@@ -381,12 +403,13 @@ async function claimOrders(
     ),
     claimed as (
       delete from sync.order_refresh where id in (select id from mine)
-      returning order_id, version, event_id
+      returning order_id, version, event_id, queued_at
     ),
     grouped as (
       select c.order_id,
              case when bool_or(c.version is null) then null else max(c.version) end as version,
              o.version as replica_version, count(*)::int as rows, statement_timestamp() as claimed_at,
+             extract(epoch from statement_timestamp() - min(c.queued_at))::float8 as queued_seconds,
              coalesce(array_agg(distinct c.event_id) filter (where c.event_id is not null), '{}') as event_ids,
              bool_or(c.event_id is null) as unlinked
       from claimed c left join replica.orders o on o.id = c.order_id
@@ -400,9 +423,12 @@ async function claimOrders(
     from state s cross join held h left join grouped g on true
     order by g.order_id`;
   const first = rows[0]!;
+  const takenAt = performance.now();
   return {
     state: { status: merchantStatus(first.status), pausedUntil: first.paused_until },
-    claimed: rows.filter((r): r is typeof r & Claimed => r.order_id !== null),
+    claimed: rows
+      .filter((r): r is typeof r & Omit<Claimed, "taken_at"> => r.order_id !== null)
+      .map((r) => ({ ...r, taken_at: takenAt })),
     heldElsewhere: first.held_elsewhere,
     heldHere: first.held_here,
   };

@@ -12,7 +12,14 @@ export interface WorkerMetrics {
   upstreamFailures: Counter<"kind">;
   /** Orders written by the version gate, by whether the row changed. */
   orderApplies: Counter<"changed">;
+  /** Seconds a fetched order refresh spent in each stage: queued, fetch, commit (see the metric's help). */
+  orderRefreshStage: Histogram<"stage">;
+  /** Seconds from an order event's queue row being stored to its order committed in the replica. */
+  orderRefreshLag: Histogram;
 }
+
+/** Stage boundaries for order refreshes: the 20 ms of a typical API answer and the 100 ms a user notices. */
+const ORDER_REFRESH_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 /** Worker metrics on `registry` (Default: a registry of their own, so two workers in one process never clash). */
 export function createWorkerMetrics(registry: Registry = new Registry()): WorkerMetrics {
@@ -28,6 +35,10 @@ export function createWorkerMetrics(registry: Registry = new Registry()): Worker
         "loops_sync_worker_upstream_failures_total",
       ) as Counter<"kind">,
       orderApplies: registry.getSingleMetric("loops_sync_worker_order_applies_total") as Counter<"changed">,
+      orderRefreshStage: registry.getSingleMetric(
+        "loops_sync_worker_order_refresh_stage_seconds",
+      ) as Histogram<"stage">,
+      orderRefreshLag: registry.getSingleMetric("loops_sync_worker_order_refresh_lag_seconds") as Histogram,
     };
   }
   return {
@@ -61,6 +72,22 @@ export function createWorkerMetrics(registry: Registry = new Registry()): Worker
       name: "loops_sync_worker_order_applies_total",
       help: "Orders passed through the version gate, by whether the row changed",
       labelNames: ["changed"],
+      registers: [registry],
+    }),
+    orderRefreshStage: new Histogram({
+      name: "loops_sync_worker_order_refresh_stage_seconds",
+      help:
+        "Time a fetched order refresh spent in each stage: queued (its event stored until a batch claimed it), " +
+        "fetch (claimed until the answer was checked, with the wait for a call slot), commit (answered until " +
+        "committed in the replica, with the wait for the applier)",
+      labelNames: ["stage"],
+      buckets: ORDER_REFRESH_BUCKETS,
+      registers: [registry],
+    }),
+    orderRefreshLag: new Histogram({
+      name: "loops_sync_worker_order_refresh_lag_seconds",
+      help: "Time from an order event being stored to its order committed in the replica (the stages' sum)",
+      buckets: ORDER_REFRESH_BUCKETS,
       registers: [registry],
     }),
   };
