@@ -48,6 +48,14 @@ async function roundTripProxy(
   };
 }
 
+async function waitUntil(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 describe("pipelinedTransaction", () => {
   let db: TestDatabase;
   let one: Sql;
@@ -113,6 +121,39 @@ describe("pipelinedTransaction", () => {
       return { result: undefined };
     });
     expect(await rows()).toEqual([5]);
+  });
+
+  it("fails with the connection's error when the backend dies mid-transaction, without writing to it again", async () => {
+    await db.sql`truncate public.pipelined`;
+    // A pool of its own: postgres.js 3.4.9 does not recover a connection slot whose backend died
+    // (porsager/postgres#1208), so the shared one must not see this.
+    const doomed = connect(db.url, { max: 1 });
+    let pid = 0;
+    const broken = pipelinedTransaction(doomed, async (tx) => {
+      const [me] = await tx<{ pid: number }[]>`select pg_backend_pid() as pid`;
+      pid = me!.pid;
+      const sent = tx`insert into public.pipelined values (1, txid_current())`.execute();
+      sent.catch(() => {});
+      await tx`select pg_sleep(30)`;
+      return { result: undefined, tail: [sent] };
+    });
+    const failure = broken.then(
+      () => undefined,
+      (error: unknown) => error as { code?: string } | undefined,
+    );
+    await waitUntil(async () => {
+      const [row] = await db.sql<{ n: number }[]>`
+        select count(*)::int as n from pg_stat_activity where pid = ${pid} and query like '%pg_sleep%'`;
+      return row!.n === 1;
+    });
+    await db.sql`select pg_terminate_backend(${pid})`;
+    // The session's end is what the work saw (Postgres's 57P01, or postgres.js's code for the closed socket,
+    // whichever comes first). A ROLLBACK written to that connection would throw from a timer (an uncaught
+    // TypeError in postgres.js 3.4.9, which vitest reports); none is written.
+    expect(["57P01", "CONNECTION_CLOSED"]).toContain((await failure)?.code);
+    expect(await rows()).toEqual([]);
+    await new Promise((r) => setTimeout(r, 100));
+    await doomed.end({ timeout: 1 }).catch(() => {});
   });
 
   it("takes two round trips for two dependent steps, where sql.begin takes four", async () => {

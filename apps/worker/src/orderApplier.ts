@@ -54,6 +54,8 @@ export function createOrderApplier(ctx: Pick<WorkerContext, "sql" | "metrics" | 
   const commit = (group: readonly FetchedOrder[]) =>
     pipelinedTransaction(sql, async (tx) => {
       const timeout = tx`select set_config('lock_timeout', ${`${APPLY_LOCK_TIMEOUT_MS}ms`}, true)`.execute();
+      // Handled at once: if the connection breaks, the apply's failure is what is reported (no tail then).
+      timeout.catch(() => {});
       const sent = await sendFetchedOrders(tx, group);
       return { result: sent, tail: [timeout, ...sent.tail] };
     }).then(async (sent) => {

@@ -32,8 +32,10 @@ export function isTransaction(sql: Sql | TransactionSql): sql is TransactionSql 
  * instead of four. `sql.begin` waits for its BEGIN before the work starts and sends COMMIT only after the
  * work's last statement has answered; on a busy machine each of those round trips is a wake-up of the
  * Postgres backend and of this process, and it is waiting time for whoever waits on this commit.
- * Statements must not be sent after the work resolves. An error thrown by the work rolls back. Savepoints
- * are not available.
+ * Statements must not be sent after the work resolves. An error thrown by the work rolls back. Unlike
+ * `sql.begin`, nothing here watches statements the work sent and did not wait for: each must be in the
+ * tail or have a handler of its own, or its failure (a broken connection) is an unhandled rejection.
+ * Savepoints are not available.
  */
 export async function pipelinedTransaction<T>(
   sql: Sql,
@@ -42,7 +44,16 @@ export async function pipelinedTransaction<T>(
   const reserved = await sql.reserve();
   const tx = reserved as unknown as TransactionSql;
   transactions.add(tx);
-  let open = true;
+  // Set once the transaction is over (committed, rolled back, or the connection lost).
+  let over = false;
+  // The connection broke: postgres.js 3.4.9 crashes the process on a write to it (porsager/postgres#1208)
+  // and would hand it out again if released; it has moved it to its closed connections, to be reopened.
+  let lost = false;
+  const settle = async (error: unknown) => {
+    if (isConnectionLost(error)) lost = true;
+    if (!over && !lost) await reserved`rollback`.catch(() => {});
+    over = true;
+  };
   try {
     const begin = reserved`begin`.execute();
     // Its failure (the connection broke) also fails every statement after it; it is reported from there.
@@ -51,21 +62,39 @@ export async function pipelinedTransaction<T>(
     try {
       done = await work(tx);
     } catch (error) {
-      await reserved`rollback`.catch(() => {});
-      open = false;
+      await settle(error);
       throw error;
     }
     // Handlers attached before the COMMIT is sent: a tail statement that fails must not be unhandled.
     const tail = Promise.allSettled(done.tail ?? []);
-    const commit = await reserved`commit`;
-    open = false;
+    let commit: Awaited<ReturnType<typeof reserved>>;
+    try {
+      commit = await reserved`commit`;
+    } catch (error) {
+      await settle(error);
+      throw error;
+    }
+    over = true;
     await begin;
     for (const outcome of await tail) if (outcome.status === "rejected") throw outcome.reason;
     if (commit.command !== "COMMIT") throw new TransactionRolledBackError();
     return done.result;
   } finally {
-    if (open) await reserved`rollback`.catch(() => {});
     transactions.delete(tx);
-    reserved.release();
+    if (!lost) reserved.release();
   }
+}
+
+/**
+ * Errors after which the connection is gone: postgres.js's own (closed, destroyed, ended), the socket's,
+ * and Postgres's FATAL ones that end a session (57P01 admin shutdown, 57P02 crash shutdown, 57P03 cannot
+ * connect now, 57P05 idle session timeout, 25P03 idle in transaction timeout).
+ */
+function isConnectionLost(error: unknown): boolean {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return (
+    typeof code === "string" &&
+    (code.startsWith("CONNECTION_") ||
+      ["ECONNRESET", "EPIPE", "ETIMEDOUT", "57P01", "57P02", "57P03", "57P05", "25P03"].includes(code))
+  );
 }
