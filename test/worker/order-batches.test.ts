@@ -147,6 +147,21 @@ describe("worker: fetched orders are committed as their answers arrive", () => {
     expect(lagOf("sum")).toBeCloseTo(of("queued", "sum") + of("fetch", "sum") + of("commit", "sum"), 3);
   });
 
+  it("survives its batch's backend dying while the batch fetches (a Postgres restart): the order is applied", async () => {
+    const { harness, order, gated, ids } = await startedWithHeldOrder();
+    // The batch's transaction is open and idle while its fetch is held.
+    const [killed] = await harness.db.sql<{ n: number }[]>`
+      select count(pg_terminate_backend(pid))::int as n from pg_stat_activity
+      where datname = current_database() and pid <> pg_backend_pid() and state = 'idle in transaction'`;
+    expect(killed!.n).toBe(1);
+    // The batch writes to its dead connection once its answer is in (postgres.js 3.4.9 unpatched threw a
+    // TypeError from a timer here, ending the process); its claim rolled back with the backend, so the rows
+    // are claimed again and the order applied.
+    gated.release();
+    await waitFor("the order applied after its batch's backend died", () => settled(harness.db, ids));
+    expect(await replicaVersion(harness, order.id)).toBe(harness.sandbox.truth.order(order.id)!.version);
+  });
+
   it("fetches all of a large batch at once, within the worker's bound on calls in flight", async () => {
     const harness = await started();
     const orders = Array.from({ length: 60 }, () => harness.sandbox.createOrder({ merchantId: MERCHANT }));
