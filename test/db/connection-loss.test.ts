@@ -5,13 +5,17 @@
 import { connect, type Sql } from "@loops-sync/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
+import { waitFor } from "../support/wait-for.ts";
 
-async function waitUntil(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 20));
-  }
+/**
+ * The error code `work` fails with (handled at once, so its failure is not unhandled while the test goes on):
+ * the session's end is Postgres's 57P01 or postgres.js's CONNECTION_CLOSED, whichever arrives first.
+ */
+async function codeOfFailure(work: Promise<unknown>): Promise<string | undefined> {
+  return await work.then(
+    () => "no failure",
+    (error: unknown) => (error as { code?: string } | undefined)?.code,
+  );
 }
 
 describe("a transaction whose backend dies (a Postgres restart, an administrator's kill)", () => {
@@ -39,19 +43,14 @@ describe("a transaction whose backend dies (a Postgres restart, an administrator
     await db.sql`truncate public.lost`;
     const sql = onePool();
     try {
-      const failed = sql
-        .begin(async (tx) => {
-          await tx`insert into public.lost values (1)`;
-          await tx`select pg_sleep(30)`;
-        })
-        .then(
-          () => undefined,
-          (error: unknown) => error as { code?: string },
-        );
-      let pid: number | undefined;
-      await waitUntil(async () => (pid = await backendIn("active", "%pg_sleep%")) !== undefined);
-      await db.sql`select pg_terminate_backend(${pid!})`;
-      expect(["57P01", "CONNECTION_CLOSED"]).toContain((await failed)?.code);
+      const failed = sql.begin(async (tx) => {
+        await tx`insert into public.lost values (1)`;
+        await tx`select pg_sleep(30)`;
+      });
+      const code = codeOfFailure(failed);
+      const pid = await waitFor(() => backendIn("active", "%pg_sleep%"), { what: "the statement running" });
+      await db.sql`select pg_terminate_backend(${pid})`;
+      expect(["57P01", "CONNECTION_CLOSED"]).toContain(await code);
       expect(await rows()).toEqual([]);
       await sql`insert into public.lost values (2)`;
       await sql.begin(async (tx) => {
@@ -68,23 +67,22 @@ describe("a transaction whose backend dies (a Postgres restart, an administrator
     const sql = onePool();
     try {
       const killed = Promise.withResolvers<void>();
-      const failed = sql
-        .begin(async (tx) => {
-          await tx`insert into public.lost values (1)`;
-          await killed.promise;
-          await tx`insert into public.lost values (2)`;
-        })
-        .then(
-          () => undefined,
-          (error: unknown) => error as { code?: string },
-        );
-      let pid: number | undefined;
-      await waitUntil(async () => (pid = await backendIn("idle in transaction", "%insert%")) !== undefined);
-      await db.sql`select pg_terminate_backend(${pid!})`;
-      await waitUntil(async () => (await backendIn("idle in transaction", "%insert%")) === undefined);
+      const failed = sql.begin(async (tx) => {
+        await tx`insert into public.lost values (1)`;
+        await killed.promise;
+        await tx`insert into public.lost values (2)`;
+      });
+      const code = codeOfFailure(failed);
+      const pid = await waitFor(() => backendIn("idle in transaction", "%insert%"), {
+        what: "the transaction idle",
+      });
+      await db.sql`select pg_terminate_backend(${pid})`;
+      await waitFor(async () => (await backendIn("idle in transaction", "%insert%")) === undefined, {
+        what: "the backend gone",
+      });
       await new Promise((r) => setTimeout(r, 50));
       killed.resolve();
-      expect(["57P01", "CONNECTION_CLOSED"]).toContain((await failed)?.code);
+      expect(["57P01", "CONNECTION_CLOSED"]).toContain(await code);
       expect(await rows()).toEqual([]);
       await sql`insert into public.lost values (3)`;
       expect(await rows()).toEqual([3]);

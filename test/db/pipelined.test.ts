@@ -2,6 +2,7 @@ import { createServer, type Server, Socket } from "node:net";
 import { connect, pipelinedTransaction, type Sql } from "@loops-sync/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
+import { waitFor } from "../support/wait-for.ts";
 
 /**
  * A TCP proxy in front of Postgres that counts round trips: each time the client sends after the server has
@@ -46,14 +47,6 @@ async function roundTripProxy(
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
-}
-
-async function waitUntil(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 describe("pipelinedTransaction", () => {
@@ -139,11 +132,14 @@ describe("pipelinedTransaction", () => {
       () => undefined,
       (error: unknown) => error as { code?: string } | undefined,
     );
-    await waitUntil(async () => {
-      const [row] = await db.sql<{ n: number }[]>`
-        select count(*)::int as n from pg_stat_activity where pid = ${pid} and query like '%pg_sleep%'`;
-      return row!.n === 1;
-    });
+    await waitFor(
+      async () => {
+        const [row] = await db.sql<{ n: number }[]>`
+          select count(*)::int as n from pg_stat_activity where pid = ${pid} and query like '%pg_sleep%'`;
+        return row!.n === 1;
+      },
+      { what: "the statement running" },
+    );
     await db.sql`select pg_terminate_backend(${pid})`;
     // The session's end is what the work saw (Postgres's 57P01, or postgres.js's code for the closed socket,
     // whichever comes first). A ROLLBACK written to that connection would throw from a timer (an uncaught
