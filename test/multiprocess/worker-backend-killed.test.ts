@@ -5,46 +5,23 @@
 
 import { randomBytes } from "node:crypto";
 import { type EventEnvelope, storeEventsAndEnqueue } from "@loops-sync/db";
-import { type Sandbox, startSandbox } from "@loops-sync/sandbox";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chaosSeed } from "../chaos/chaos-seed.ts";
-import { createTestDatabase, type TestDatabase } from "../support/db.ts";
-import { loopsSyncEnv, ProcessGroup, recordSecrets } from "../support/processes.ts";
+import { describe, expect, it } from "vitest";
 import { waitFor } from "../support/wait-for.ts";
+import { workerWorld } from "./worker-world.ts";
 
 const RUN_ID = `backend-killed-${randomBytes(4).toString("hex")}`;
 /** Every API answer takes this long, so the batches' transactions are open while the backends die. */
 const API_MS = 1500;
 
 describe("a worker whose order batches' backends die while they fetch", () => {
-  const procs = new ProcessGroup();
-  const world = chaosSeed({ merchants: 2, label: "killed" });
-  let db: TestDatabase;
-  let sandbox: Sandbox;
-
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    sandbox = await startSandbox({ seed: world.seed });
-    recordSecrets(RUN_ID, [world.credentials.clientSecret, world.webhookSecret]);
-  });
-
-  afterAll(async () => {
-    await procs.killAll();
-    await sandbox?.close();
-    await db?.drop();
-  }, 30_000);
+  const w = workerWorld(RUN_ID, "killed");
 
   it("lives on and applies the orders", { timeout: 90_000 }, async () => {
-    const worker = procs.spawn({
+    const { db, sandbox, world } = w;
+    const worker = w.procs.spawn({
       name: `${RUN_ID}-worker`,
       args: ["worker"],
-      env: loopsSyncEnv({
-        databaseUrl: db.url,
-        api: sandbox,
-        credentials: world.credentials,
-        webhookSecrets: [world.webhookSecret],
-        extra: { CATCHUP_CRON: "0 0 1 1 *" },
-      }),
+      env: w.env({ CATCHUP_CRON: "0 0 1 1 *" }),
     });
     await worker.waitForLine(/"msg":"worker started"/, 60_000);
     await worker.waitForLine(/"msg":"catch-up run finished"/, 60_000);

@@ -3,43 +3,19 @@
 // alive with its database pool closed, holding a slot in the queue and failing every job it takes.
 
 import { randomBytes } from "node:crypto";
-import { type Sandbox, startSandbox } from "@loops-sync/sandbox";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chaosSeed } from "../chaos/chaos-seed.ts";
-import { createTestDatabase, type TestDatabase } from "../support/db.ts";
-import { freePort, loopsSyncEnv, ProcessGroup, recordSecrets } from "../support/processes.ts";
+import { describe, expect, it } from "vitest";
+import { freePort } from "../support/processes.ts";
+import { workerWorld } from "./worker-world.ts";
 
 const RUN_ID = `startup-${randomBytes(4).toString("hex")}`;
 
 describe("a worker that fails to start", () => {
-  const procs = new ProcessGroup();
-  const world = chaosSeed({ merchants: 2, label: "startup" });
-  let db: TestDatabase;
-  let sandbox: Sandbox;
-
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    sandbox = await startSandbox({ seed: world.seed });
-    recordSecrets(RUN_ID, [world.credentials.clientSecret, world.webhookSecret]);
-  });
-
-  afterAll(async () => {
-    await procs.killAll();
-    await sandbox?.close();
-    await db?.drop();
-  }, 30_000);
+  const w = workerWorld(RUN_ID, "startup");
+  const procs = w.procs;
 
   it("exits non-zero, naming the cause, when its metrics port is taken", { timeout: 60_000 }, async () => {
     const port = String(await freePort());
-    const env = {
-      ...loopsSyncEnv({
-        databaseUrl: db.url,
-        api: sandbox,
-        credentials: world.credentials,
-        webhookSecrets: [world.webhookSecret],
-      }),
-      METRICS_PORT: port,
-    };
+    const env = w.env({ METRICS_PORT: port });
     const first = procs.spawn({ name: `${RUN_ID}-worker-1`, args: ["worker"], env });
     await first.waitForLine(/"msg":"worker metrics listening"/);
     const second = procs.spawn({ name: `${RUN_ID}-worker-2`, args: ["worker"], env });
