@@ -2,6 +2,9 @@ import type { Sql, TaskName, TaskPayloads, TransactionSql } from "@loops-sync/db
 import type { Job } from "graphile-worker";
 import { merchantFlag } from "./merchantState.ts";
 
+/** Attempts a job gets unless it says otherwise: about 22 hours of graphile-worker's exponential backoff. */
+export const DEFAULT_MAX_ATTEMPTS = 12;
+
 export interface JobSpec<K extends TaskName = TaskName> {
   task: K;
   payload: TaskPayloads[K];
@@ -11,7 +14,7 @@ export interface JobSpec<K extends TaskName = TaskName> {
   jobKeyMode?: "replace" | "preserve_run_at";
   /** Default: now. */
   runAt?: Date;
-  /** Default: 12 (about 22 hours of graphile-worker's exponential backoff). */
+  /** Default: DEFAULT_MAX_ATTEMPTS. */
   maxAttempts?: number;
   /** The merchant whose API calls the job makes: flags it so a paused merchant's jobs are not picked. */
   merchantId?: string;
@@ -32,7 +35,7 @@ export async function enqueueJob<K extends TaskName>(
       ${spec.task},
       ${JSON.stringify(spec.payload)}::text::json,
       run_at => ${spec.runAt ?? null}::timestamptz,
-      max_attempts => ${spec.maxAttempts ?? 12},
+      max_attempts => ${spec.maxAttempts ?? DEFAULT_MAX_ATTEMPTS},
       job_key => ${spec.jobKey ?? null}::text,
       flags => ${flags.length > 0 ? flags : null}::text[],
       job_key_mode => ${spec.jobKeyMode ?? "replace"}

@@ -73,7 +73,10 @@ export async function pausedMerchantFlags(sql: Sql): Promise<string[]> {
   return rows.map((r) => merchantFlag(r.id));
 }
 
+/** What `merchantFlag` puts before the merchant's id (SQL that builds the flag itself uses it too). */
+export const MERCHANT_FLAG_PREFIX = "merchant:";
+
 /** The job flag carried by every job that calls upstream for a merchant, so a paused merchant's jobs wait. */
 export function merchantFlag(merchantId: string): string {
-  return `merchant:${merchantId}`;
+  return `${MERCHANT_FLAG_PREFIX}${merchantId}`;
 }

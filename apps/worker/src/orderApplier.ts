@@ -1,7 +1,8 @@
 import { pipelinedTransaction, type TransactionSql } from "@loops-sync/db";
 import { type ApplyOrderResult, applyOrdersIfNewer } from "./applyOrderIfNewer.ts";
+import { DEFAULT_MAX_ATTEMPTS } from "./enqueueJob.ts";
 import { settleClaimedEvents } from "./eventOutcomes.ts";
-import { merchantFlag } from "./merchantState.ts";
+import { MERCHANT_FLAG_PREFIX } from "./merchantState.ts";
 import type { OrderInput } from "./orderInput.ts";
 import type { WorkerContext } from "./workerContext.ts";
 
@@ -175,7 +176,8 @@ export function countApplied({ metrics }: Pick<WorkerContext, "metrics">, group:
 /**
  * Orders that name a location the replica lacks: one statement adds a refresh of their merchants' locations
  * and channel connections (a `refresh_locations` job per merchant, keyed so a burst of such orders asks
- * once, in merchant order so two commits take the job keys in the same order).
+ * once, in merchant order so two commits take the job keys in the same order). The job `enqueueJob` would
+ * add, built in SQL because the merchants are found there: one statement can travel with the COMMIT.
  */
 function refreshUnknownLocations(tx: TransactionSql, orderIds: readonly string[]): Promise<unknown> {
   if (orderIds.length === 0) return Promise.resolve();
@@ -185,9 +187,9 @@ function refreshUnknownLocations(tx: TransactionSql, orderIds: readonly string[]
       'refresh_locations',
       json_build_object('merchantId', m.merchant_id),
       run_at => ${runAt}::timestamptz,
-      max_attempts => 12,
+      max_attempts => ${DEFAULT_MAX_ATTEMPTS},
       job_key => 'locations:' || m.merchant_id,
-      flags => array[${merchantFlag("")} || m.merchant_id],
+      flags => array[${MERCHANT_FLAG_PREFIX} || m.merchant_id],
       job_key_mode => 'preserve_run_at'
     )
     from (
