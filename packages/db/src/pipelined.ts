@@ -44,16 +44,9 @@ export async function pipelinedTransaction<T>(
   const reserved = await sql.reserve();
   const tx = reserved as unknown as TransactionSql;
   transactions.add(tx);
-  // Set once the transaction is over (committed, rolled back, or the connection lost).
-  let over = false;
-  // The connection broke: postgres.js 3.4.9 crashes the process on a write to it (porsager/postgres#1208)
-  // and would hand it out again if released; it has moved it to its closed connections, to be reopened.
-  let lost = false;
-  const settle = async (error: unknown) => {
-    if (isConnectionLost(error)) lost = true;
-    if (!over && !lost) await reserved`rollback`.catch(() => {});
-    over = true;
-  };
+  // If the connection closes meanwhile, the reserved handle refuses every later statement (this ROLLBACK
+  // too) and its release does not hand the connection out again (patches/postgres@3.4.9.patch).
+  const rollBack = () => reserved`rollback`.catch(() => {});
   try {
     const begin = reserved`begin`.execute();
     // Its failure (the connection broke) also fails every statement after it; it is reported from there.
@@ -62,7 +55,7 @@ export async function pipelinedTransaction<T>(
     try {
       done = await work(tx);
     } catch (error) {
-      await settle(error);
+      await rollBack();
       throw error;
     }
     // Handlers attached before the COMMIT is sent: a tail statement that fails must not be unhandled.
@@ -71,30 +64,15 @@ export async function pipelinedTransaction<T>(
     try {
       commit = await reserved`commit`;
     } catch (error) {
-      await settle(error);
+      await rollBack();
       throw error;
     }
-    over = true;
     await begin;
     for (const outcome of await tail) if (outcome.status === "rejected") throw outcome.reason;
     if (commit.command !== "COMMIT") throw new TransactionRolledBackError();
     return done.result;
   } finally {
     transactions.delete(tx);
-    if (!lost) reserved.release();
+    reserved.release();
   }
-}
-
-/**
- * Errors after which the connection is gone: postgres.js's own (closed, destroyed, ended), the socket's,
- * and Postgres's FATAL ones that end a session (57P01 admin shutdown, 57P02 crash shutdown, 57P03 cannot
- * connect now, 57P05 idle session timeout, 25P03 idle in transaction timeout).
- */
-function isConnectionLost(error: unknown): boolean {
-  const code = (error as { code?: unknown } | undefined)?.code;
-  return (
-    typeof code === "string" &&
-    (code.startsWith("CONNECTION_") ||
-      ["ECONNRESET", "EPIPE", "ETIMEDOUT", "57P01", "57P02", "57P03", "57P05", "25P03"].includes(code))
-  );
 }
