@@ -110,6 +110,39 @@ describe("faults, seeded and honoured at their rates", () => {
     expect(stats.apiFaults.reset).toBe(outcomes.reset);
   });
 
+  it("ends a slow answer's wait when the client hangs up", async () => {
+    sandbox = await startSandbox();
+    const token = await getToken(sandbox);
+    sandbox.setFaults({ apiSlowRate: 1, apiSlowMs: 60_000 });
+    const timers = () => process.getActiveResourcesInfo().filter((r) => r === "Timeout").length;
+    const before = timers();
+    const hangUp = new AbortController();
+    const call = fetch(`${sandbox.apiUrl}/orders`, {
+      headers: { authorization: `Bearer ${token}`, "service-merchant-id": "mer_demo_1" },
+      signal: hangUp.signal,
+    }).catch((error: unknown) => error);
+    await expect.poll(() => sandbox!.stats().apiFaults.slow).toBe(1);
+    // The slow answer waits on a timer of its own…
+    expect(timers()).toBeGreaterThan(before);
+    hangUp.abort();
+    expect(await call).toBeInstanceOf(Error);
+    // …which the hang-up clears: nothing waits a minute to answer a socket that is gone.
+    await expect.poll(timers).toBe(before);
+  });
+
+  it("refuses a request body over the API's largest (5 MB) and still reads GETs without one", async () => {
+    sandbox = await startSandbox();
+    const api = apiAs(sandbox, await getToken(sandbox));
+    const tooLarge = await api("/sandbox/orders", {
+      method: "POST",
+      body: { location_id: "loc_x", notes: "x".repeat(5 * 1024 * 1024 + 64 * 1024) },
+    });
+    expect(tooLarge.status).toBe(400);
+    expect(tooLarge.body).toMatchObject({ code: "invalid_request" });
+    expect(JSON.stringify(tooLarge.body)).toContain("larger than 5 MB");
+    expect((await api("/orders?limit=1")).status).toBe(200);
+  });
+
   it("expires tokens early while the token endpoint still announces 900 s", async () => {
     sandbox = await startSandbox();
     sandbox.setFaults({ tokenTtlSeconds: 60 });
