@@ -148,18 +148,27 @@ describe("POST /webhooks/loops", () => {
   });
 
   it("refuses forgeries with 401 problem+json naming the reason, storing nothing", async () => {
-    const now = Math.floor(Date.now() / 1000);
     const wrong = "whsec_" + Buffer.from("an attacker's guess at a secret!").toString("base64");
-    const cases: [string, ReturnType<typeof makeEvent>, Parameters<typeof deliver>[2]][] = [
-      ["no_matching_signature", makeEvent(), { secrets: [wrong] }],
-      ["missing_headers", makeEvent(), { headers: { "webhook-signature": "" } }],
-      ["timestamp_too_old", makeEvent(), { timestamp: now - 301 }],
-      ["timestamp_too_new", makeEvent(), { timestamp: now + 301 }],
-      ["invalid_timestamp", makeEvent(), { headers: { "webhook-timestamp": "soon" } }],
-      ["invalid_signature_header", makeEvent(), { headers: { "webhook-signature": "nonsense" } }],
+    // Each case is built from the clock's second just before its request (the header has whole seconds).
+    // The receiver floors its own clock a moment later; if a second ticks over in between, "301 s ahead" may
+    // have been read as 300, so that attempt says nothing and the case is sent again with a fresh event.
+    const cases: [string, (second: number) => Parameters<typeof deliver>[2]][] = [
+      ["no_matching_signature", () => ({ secrets: [wrong] })],
+      ["missing_headers", () => ({ headers: { "webhook-signature": "" } })],
+      ["timestamp_too_old", (second) => ({ timestamp: second - 301 })],
+      ["timestamp_too_new", (second) => ({ timestamp: second + 301 })],
+      ["invalid_timestamp", () => ({ headers: { "webhook-timestamp": "soon" } })],
+      ["invalid_signature_header", () => ({ headers: { "webhook-signature": "nonsense" } })],
     ];
-    for (const [code, event, options] of cases) {
-      const result = await deliver(receiver.url, event, options);
+    for (const [code, options] of cases) {
+      let event: ReturnType<typeof makeEvent>;
+      let result: Awaited<ReturnType<typeof deliver>>;
+      for (let attempt = 1; ; attempt++) {
+        const second = Math.floor(Date.now() / 1000);
+        event = makeEvent();
+        result = await deliver(receiver.url, event, options(second));
+        if (Math.floor(Date.now() / 1000) === second || attempt === 3) break;
+      }
       expect({ code, status: result.status, body: result.json["code"] }).toEqual({
         code,
         status: 401,
@@ -171,6 +180,7 @@ describe("POST /webhooks/loops", () => {
     }
     // A body altered after signing.
     const event = makeEvent();
+    const now = Math.floor(Date.now() / 1000);
     const signed = await fetch(`${receiver.url}/webhooks/loops`, {
       method: "POST",
       headers: {
