@@ -64,15 +64,21 @@ export default async function setup(project: TestProject): Promise<() => Promise
       } finally {
         await sql.end();
       }
+      // The build time lets another checkout's run on this server tell a stale template from one in use.
+      await admin.unsafe(`comment on database ${scratch} is 'built ${new Date().toISOString()}'`);
       try {
         await admin.unsafe(`alter database ${scratch} rename to ${template}`);
       } catch {
         await admin.unsafe(`drop database if exists ${scratch}`);
       }
     }
-    // Templates of older migration sets are never cloned again; a drop that fails (in use) waits for the next run.
+    // Templates of other migration sets may belong to another checkout's run on the same server (a branch with
+    // a new migration): only those built more than a day ago are dropped. A drop that fails (in use) waits.
     const stale = await admin<{ datname: string }[]>`
-      select datname from pg_database where datname like 'loops_sync_tmpl_%' and datname <> ${template}`;
+      select datname from pg_database d
+       where datname like 'loops_sync_tmpl_%' and datname <> ${template}
+         and coalesce(substring(shobj_description(d.oid, 'pg_database') from '^built (.*)$')::timestamptz,
+                      '-infinity') < now() - interval '1 day'`;
     for (const { datname } of stale) await admin.unsafe(`drop database if exists ${datname}`).catch(() => {});
   } finally {
     await admin.end();
