@@ -20,6 +20,7 @@ export async function resolveDatabase(
   }
   logger?.info({ dataDir: env.LOOPS_SYNC_DATA_DIR }, "DATABASE_URL is unset: starting embedded PostgreSQL");
   const server = await startEmbeddedPostgres({ dataDir: env.LOOPS_SYNC_DATA_DIR });
+  if (server.relocation) logger?.info(server.relocation);
   logger?.info({ url: maskUrl(server.url) }, "embedded PostgreSQL is up");
   return { url: server.url, embedded: true, stop: server.stop };
 }
