@@ -98,10 +98,16 @@ export async function relocatedRoot(): Promise<string> {
   return RELOCATED_ROOT;
 }
 
-/** A root-owned folder per data folder, the same on every run so the cluster is reused. */
-export async function relocatedBase(dataDir: string): Promise<string> {
+/** Where the cluster of `dataDir` lives when moved: the same on every run so it is reused. */
+export function relocatedBaseFor(dataDir: string): string {
   const hash = createHash("sha256").update(path.resolve(dataDir)).digest("hex").slice(0, 16);
-  const base = path.join(await relocatedRoot(), hash);
+  return path.join(RELOCATED_ROOT, hash);
+}
+
+/** Makes the root-owned folder for the moved cluster of `dataDir`. */
+export async function relocatedBase(dataDir: string): Promise<string> {
+  await relocatedRoot();
+  const base = relocatedBaseFor(dataDir);
   await trusted(base);
   return base;
 }
