@@ -1,3 +1,4 @@
+import { version } from "@loops-sync/config";
 import { createSandboxCommand } from "@loops-sync/sandbox";
 import { Command, type CommanderError } from "commander";
 import { createBackfillCommand } from "./commands/backfill.ts";
@@ -25,9 +26,11 @@ export function createProgram(): Command {
     .description(
       "Keeps a local Postgres replica of your Loops merchants' orders, fed by signed webhooks and repaired by polling.",
     )
+    .version(version, "-V, --version", "print the version")
     .showHelpAfterError("(add --help for usage)")
     .showSuggestionAfterError(true)
-    .addHelpText("after", EXIT_CODES_HELP)
+    // afterAll: every subcommand's --help ends with the same table.
+    .addHelpText("afterAll", EXIT_CODES_HELP)
     .configureHelp({ sortSubcommands: false });
   for (const command of [
     createMigrateCommand(),
