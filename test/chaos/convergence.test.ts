@@ -69,7 +69,7 @@ describe(`convergence under faults (seed ${SEED})`, () => {
     // The embedded server is not our child's child: stop it even if this process dies before afterAll.
     process.once("exit", stopPostgresNow);
     pgPort = await freePort();
-    pg = await startEmbeddedPostgres({ dataDir, port: pgPort, database: "loops_sync" });
+    pg = await startEmbeddedPostgres({ dataDir, port: pgPort, database: "loops_sync", ephemeral: true });
     sql = connect(pg.url, { max: 3, applicationName: "chaos-test" });
     await migrate(sql, pg.url);
     await installVersionLog(sql);
@@ -154,7 +154,7 @@ describe(`convergence under faults (seed ${SEED})`, () => {
       async function restartPostgres() {
         await pg.stop();
         await sleep(1500);
-        pg = await startEmbeddedPostgres({ dataDir, port: pgPort, database: "loops_sync" });
+        pg = await startEmbeddedPostgres({ dataDir, port: pgPort, database: "loops_sync", ephemeral: true });
         postgresRestarts++;
       }
       const cycles = SOAK ? Math.max(1, Math.floor(RUN_MS / 60_000)) : 1;

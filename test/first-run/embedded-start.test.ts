@@ -1,7 +1,7 @@
 // The embedded PostgreSQL, for real: where it can start (0700 folders, spaces, an ordinary user) and how each
 // failure to start reads (one line, exit 3 from the command).
 import { execFileSync, spawn } from "node:child_process";
-import { accessSync, constants } from "node:fs";
+import { accessSync, constants, existsSync } from "node:fs";
 import { chmod, chown, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
@@ -102,8 +102,10 @@ describe("embedded PostgreSQL starts wherever the checkout is", { timeout: 120_0
     const sleeper = spawn("sleep", ["60"]);
     try {
       await writeFile(path.join(pgdata, "postmaster.pid"), lock.replace(/^\d+/, String(sleeper.pid)));
-      const third = await startEmbeddedPostgres({ dataDir });
+      const third = await startEmbeddedPostgres({ dataDir, ephemeral: true });
       await third.stop();
+      // A throwaway cluster leaves nothing behind, wherever it lived.
+      expect(existsSync(pgdata)).toBe(false);
     } finally {
       sleeper.kill();
     }

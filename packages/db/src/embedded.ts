@@ -29,6 +29,8 @@ export interface StartEmbeddedOptions {
   port?: number;
   /** Database to create and connect to. Default: "loops_sync". */
   database?: string;
+  /** Remove the cluster's files on stop, wherever they live (a throwaway cluster). Default: false. */
+  ephemeral?: boolean;
 }
 
 const PASSWORD = "postgres";
@@ -173,6 +175,7 @@ export async function startEmbeddedPostgres({
   dataDir,
   port,
   database = "loops_sync",
+  ephemeral = false,
 }: StartEmbeddedOptions): Promise<EmbeddedPostgres> {
   const user = await serverUser();
   const { pgdata, native, relocation } = await place(dataDir, user);
@@ -201,6 +204,11 @@ export async function startEmbeddedPostgres({
   return {
     url: `postgres://postgres:${PASSWORD}@127.0.0.1:${chosenPort}/${encodeURIComponent(database)}`,
     ...(relocation ? { relocation } : {}),
-    stop: server.stop,
+    stop: async () => {
+      await server.stop();
+      // A moved cluster's folder is its own (one per data folder); in place, only pg/ is ours to remove.
+      const moved = pgdata !== path.resolve(dataDir, "pg");
+      if (ephemeral) await rm(moved ? path.dirname(pgdata) : pgdata, { recursive: true, force: true });
+    },
   };
 }
