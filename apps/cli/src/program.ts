@@ -16,7 +16,7 @@ Exit codes:
   0    success
   1    the command ran and found a problem (differences, failures)
   2    bad flag, argument or environment variable
-  3    Postgres unreachable, or a migration refused
+  3    Postgres unreachable or not starting, or a migration refused
   4    the Loops API unreachable or refusing us
   130  interrupted (Ctrl-C)`;
 
