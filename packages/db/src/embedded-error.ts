@@ -63,7 +63,9 @@ export function classifyStartOutput(
       `embedded PostgreSQL: processes of an earlier server on ${dataDir} are still running; stop them (pkill -u postgres -x postgres) and retry, ${USE_OTHER}`,
     );
   }
-  if (/Permission denied|EACCES|EPERM|must be owned by|has invalid permissions/i.test(output)) {
+  if (
+    /Permission denied|EACCES|EPERM|wrong ownership|must be owned by|has invalid permissions/i.test(output)
+  ) {
     return new EmbeddedPostgresError(
       "permission",
       `embedded PostgreSQL: no permission on ${dataDir} (${lastProblem(output)}); set LOOPS_SYNC_DATA_DIR to a folder you own, ${USE_OTHER}`,
