@@ -48,7 +48,8 @@ describe("first run from a fresh clone", () => {
   }, async () => {
     const home = await mkdtemp(path.join(tmpdir(), "loops-sync-first-run-"));
     cleanup.push(home);
-    const checkout = path.join(home, "loops-sync");
+    // A space in the path, as in many users' project folders.
+    const checkout = path.join(home, "my projects", "loops-sync");
     const env = freshEnv();
 
     const clone = await sh("git", ["clone", "--quiet", "--no-hardlinks", repository, checkout], home, env);
