@@ -69,7 +69,7 @@ describe(`convergence under faults (seed ${SEED})`, () => {
     // The embedded server is not our child's child: stop it even if this process dies before afterAll.
     process.once("exit", stopPostgresNow);
     pgPort = await freePort();
-    pg = await startEmbeddedPostgres({ dataDir, port: pgPort, database: "loops_sync", ephemeral: true });
+    pg = await startEmbeddedPostgres({ dataDir, port: pgPort, database: "loops_sync" });
     sql = connect(pg.url, { max: 3, applicationName: "chaos-test" });
     await migrate(sql, pg.url);
     await installVersionLog(sql);
@@ -106,7 +106,8 @@ describe(`convergence under faults (seed ${SEED})`, () => {
     await procs.killAll();
     await sandbox?.close();
     await sql?.end({ timeout: 5 }).catch(() => {});
-    await pg?.stop().catch(() => {});
+    // destroy: a cluster moved out of a 0700 checkout (as root) would outlive the rm below.
+    await pg?.destroy().catch(() => {});
     await rm(dataDir, { recursive: true, force: true });
   }, 60_000);
 
@@ -154,7 +155,7 @@ describe(`convergence under faults (seed ${SEED})`, () => {
       async function restartPostgres() {
         await pg.stop();
         await sleep(1500);
-        pg = await startEmbeddedPostgres({ dataDir, port: pgPort, database: "loops_sync", ephemeral: true });
+        pg = await startEmbeddedPostgres({ dataDir, port: pgPort, database: "loops_sync" });
         postgresRestarts++;
       }
       const cycles = SOAK ? Math.max(1, Math.floor(RUN_MS / 60_000)) : 1;

@@ -102,8 +102,8 @@ describe("embedded PostgreSQL starts wherever the checkout is", { timeout: 120_0
     const sleeper = spawn("sleep", ["60"]);
     try {
       await writeFile(path.join(pgdata, "postmaster.pid"), lock.replace(/^\d+/, String(sleeper.pid)));
-      const third = await startEmbeddedPostgres({ dataDir, ephemeral: true });
-      await third.stop();
+      const third = await startEmbeddedPostgres({ dataDir });
+      await third.destroy();
       // A throwaway cluster leaves nothing behind, wherever it lived.
       expect(existsSync(pgdata)).toBe(false);
     } finally {

@@ -20,6 +20,8 @@ export interface EmbeddedPostgres {
   /** One sentence saying what lives outside `dataDir` and where, when the server's user cannot reach it. */
   relocation?: string;
   stop(): Promise<void>;
+  /** Stops the server and removes the cluster's files, wherever they live (a throwaway cluster). */
+  destroy(): Promise<void>;
 }
 
 export interface StartEmbeddedOptions {
@@ -29,8 +31,6 @@ export interface StartEmbeddedOptions {
   port?: number;
   /** Database to create and connect to. Default: "loops_sync". */
   database?: string;
-  /** Remove the cluster's files on stop, wherever they live (a throwaway cluster). Default: false. */
-  ephemeral?: boolean;
 }
 
 const PASSWORD = "postgres";
@@ -175,7 +175,6 @@ export async function startEmbeddedPostgres({
   dataDir,
   port,
   database = "loops_sync",
-  ephemeral = false,
 }: StartEmbeddedOptions): Promise<EmbeddedPostgres> {
   const user = await serverUser();
   const { pgdata, native, relocation } = await place(dataDir, user);
@@ -204,11 +203,12 @@ export async function startEmbeddedPostgres({
   return {
     url: `postgres://postgres:${PASSWORD}@127.0.0.1:${chosenPort}/${encodeURIComponent(database)}`,
     ...(relocation ? { relocation } : {}),
-    stop: async () => {
+    stop: server.stop,
+    destroy: async () => {
       await server.stop();
       // A moved cluster's folder is its own (one per data folder); in place, only pg/ is ours to remove.
       const moved = pgdata !== path.resolve(dataDir, "pg");
-      if (ephemeral) await rm(moved ? path.dirname(pgdata) : pgdata, { recursive: true, force: true });
+      await rm(moved ? path.dirname(pgdata) : pgdata, { recursive: true, force: true });
     },
   };
 }
