@@ -69,8 +69,11 @@ describe("embedded PostgreSQL starts wherever the checkout is", { timeout: 120_0
       const sql = postgres(first.url, { max: 1 });
       await sql`create table kept (id int)`;
       await sql.end();
-      if (isRoot)
+      if (isRoot) {
         expect(first.relocation).toMatch(/keeps its .*data in \/var\/lib\/loops-sync\/[0-9a-f]+\/pg/);
+        const origin = path.join(relocatedBaseFor(dataDir), "origin");
+        expect(await readFile(origin, "utf8")).toBe(`${path.resolve(dataDir)}\n`);
+      }
       await dataDirectory(first.url);
     } finally {
       await first.stop();

@@ -1,6 +1,17 @@
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
-import { chmod, copyFile, link, lstat, mkdir, readdir, readlink, stat, symlink } from "node:fs/promises";
+import {
+  chmod,
+  copyFile,
+  link,
+  lstat,
+  mkdir,
+  readdir,
+  readlink,
+  stat,
+  symlink,
+  writeFile,
+} from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -109,6 +120,8 @@ export async function relocatedBase(dataDir: string): Promise<string> {
   await relocatedRoot();
   const base = relocatedBaseFor(dataDir);
   await trusted(base);
+  // The folder's name is a hash: this says which data folder (and so which checkout) it belongs to.
+  await writeFile(path.join(base, "origin"), `${path.resolve(dataDir)}\n`);
   return base;
 }
 
