@@ -60,7 +60,7 @@ export function classifyStartOutput(
   if (/pre-existing shared memory block/i.test(output)) {
     return new EmbeddedPostgresError(
       "already-running",
-      `embedded PostgreSQL: processes of an earlier server on ${dataDir} are still running; stop them (pkill -u postgres -x postgres) and retry, ${USE_OTHER}`,
+      `embedded PostgreSQL: processes of an earlier server on ${dataDir} are still running; stop them (ps -eo pid,args | grep 'postgres.*${dataDir}') and retry, ${USE_OTHER}`,
     );
   }
   if (
