@@ -106,7 +106,8 @@ describe(`convergence under faults (seed ${SEED})`, () => {
     await procs.killAll();
     await sandbox?.close();
     await sql?.end({ timeout: 5 }).catch(() => {});
-    await pg?.stop().catch(() => {});
+    // destroy: a cluster moved out of a 0700 checkout (as root) would outlive the rm below.
+    await pg?.destroy().catch(() => {});
     await rm(dataDir, { recursive: true, force: true });
   }, 60_000);
 

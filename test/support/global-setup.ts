@@ -39,6 +39,7 @@ async function startServer(): Promise<{ url: string; stop: () => Promise<void> }
     return { url: container.getConnectionUri(), stop: async () => void (await container.stop()) };
   }
   const server = await startEmbeddedPostgres({ dataDir: ".data/test", database: "postgres" });
+  if (server.relocation) console.warn(`test setup: ${server.relocation}`);
   return server;
 }
 

@@ -1,5 +1,5 @@
 import { ConfigError } from "@loops-sync/config";
-import { MigrationError } from "@loops-sync/db";
+import { EmbeddedPostgresError, MigrationError } from "@loops-sync/db";
 
 /** Exit codes of `loops-sync`, documented in the README. */
 export const EXIT = {
@@ -42,6 +42,7 @@ export function describeFailure(error: unknown): { line: string; exitCode: ExitC
   if (error instanceof CliError) return { line: error.message, exitCode: error.exitCode };
   if (error instanceof ConfigError) return { line: error.message, exitCode: EXIT.usage };
   if (error instanceof MigrationError) return { line: error.message, exitCode: EXIT.database };
+  if (error instanceof EmbeddedPostgresError) return { line: error.message, exitCode: EXIT.database };
   const e = error as { code?: string; name?: string; message?: string; status?: number };
   if (e?.code && CONNECTION_CODES.has(e.code)) {
     return {

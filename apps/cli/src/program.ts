@@ -1,3 +1,4 @@
+import { version } from "@loops-sync/config";
 import { createSandboxCommand } from "@loops-sync/sandbox";
 import { Command, type CommanderError } from "commander";
 import { createBackfillCommand } from "./commands/backfill.ts";
@@ -15,7 +16,7 @@ Exit codes:
   0    success
   1    the command ran and found a problem (differences, failures)
   2    bad flag, argument or environment variable
-  3    Postgres unreachable, or a migration refused
+  3    Postgres unreachable or not starting, or a migration refused
   4    the Loops API unreachable or refusing us
   130  interrupted (Ctrl-C)`;
 
@@ -25,9 +26,11 @@ export function createProgram(): Command {
     .description(
       "Keeps a local Postgres replica of your Loops merchants' orders, fed by signed webhooks and repaired by polling.",
     )
+    .version(version, "-V, --version", "print the version")
     .showHelpAfterError("(add --help for usage)")
     .showSuggestionAfterError(true)
-    .addHelpText("after", EXIT_CODES_HELP)
+    // afterAll: every subcommand's --help ends with the same table.
+    .addHelpText("afterAll", EXIT_CODES_HELP)
     .configureHelp({ sortSubcommands: false });
   for (const command of [
     createMigrateCommand(),

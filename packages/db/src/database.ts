@@ -20,6 +20,8 @@ export async function resolveDatabase(
   }
   logger?.info({ dataDir: env.LOOPS_SYNC_DATA_DIR }, "DATABASE_URL is unset: starting embedded PostgreSQL");
   const server = await startEmbeddedPostgres({ dataDir: env.LOOPS_SYNC_DATA_DIR });
+  // A warning, so the demo (quiet below warn) says it too: the data is not where the user looks for it.
+  if (server.relocation) logger?.warn(server.relocation);
   logger?.info({ url: maskUrl(server.url) }, "embedded PostgreSQL is up");
   return { url: server.url, embedded: true, stop: server.stop };
 }

@@ -7,6 +7,7 @@ export {
 } from "./connect.ts";
 export { type ResolvedDatabase, resolveDatabase } from "./database.ts";
 export { type EmbeddedPostgres, type StartEmbeddedOptions, startEmbeddedPostgres } from "./embedded.ts";
+export { type EmbeddedFailure, EmbeddedPostgresError } from "./embedded-error.ts";
 export {
   type EventEnvelope,
   type EventSource,

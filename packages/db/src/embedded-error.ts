@@ -1,0 +1,101 @@
+/** Why the embedded PostgreSQL did not start; callers may switch on it. */
+export type EmbeddedFailure =
+  | "permission"
+  | "port-taken"
+  | "already-running"
+  | "disk-full"
+  | "unsupported-platform"
+  | "failed";
+
+/** The embedded PostgreSQL could not start. `message` is one line naming the cause and the fix. */
+export class EmbeddedPostgresError extends Error {
+  readonly code: EmbeddedFailure;
+  constructor(code: EmbeddedFailure, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "EmbeddedPostgresError";
+    this.code = code;
+  }
+}
+
+const USE_OTHER = "or set DATABASE_URL to a PostgreSQL server";
+
+/** The last line of a program's output that says what went wrong, without the FATAL/ERROR prefix. */
+function lastProblem(output: string): string {
+  const lines = output
+    .split("\n")
+    .map((line) => line.trim())
+    .filter(Boolean);
+  const problem = lines.findLast((line) => /FATAL|ERROR|PANIC|error:|could not|No space/i.test(line));
+  return (problem ?? lines.at(-1) ?? "no output").replace(/^.*?(FATAL|PANIC|ERROR|LOG):\s+/, "");
+}
+
+/**
+ * Turns what initdb or postgres printed before exiting into one line naming the cause and the fix.
+ * `dataDir` is where the cluster's files are; `port` the TCP port asked for.
+ */
+export function classifyStartOutput(
+  output: string,
+  where: { dataDir: string; port: number },
+): EmbeddedPostgresError {
+  const { dataDir, port } = where;
+  if (/No space left on device|ENOSPC|could not extend file|disk quota exceeded/i.test(output)) {
+    return new EmbeddedPostgresError(
+      "disk-full",
+      `embedded PostgreSQL: the disk holding ${dataDir} is full; free some space, set LOOPS_SYNC_DATA_DIR to a folder on another disk, ${USE_OTHER}`,
+    );
+  }
+  if (/Address already in use|could not create any TCP\/IP sockets|could not bind/i.test(output)) {
+    return new EmbeddedPostgresError(
+      "port-taken",
+      `embedded PostgreSQL: port ${port} on 127.0.0.1 is taken by another program; stop it, choose another port, ${USE_OTHER}`,
+    );
+  }
+  const running = /lock file "postmaster\.pid" already exists[\s\S]*?PID (\d+)/.exec(output);
+  if (running) {
+    return new EmbeddedPostgresError(
+      "already-running",
+      `embedded PostgreSQL: another server (pid ${running[1]}) is running on ${dataDir}; stop it (kill ${running[1]}) and retry, ${USE_OTHER}`,
+    );
+  }
+  if (/pre-existing shared memory block/i.test(output)) {
+    return new EmbeddedPostgresError(
+      "already-running",
+      `embedded PostgreSQL: processes of an earlier server on ${dataDir} are still running; stop them (ps -eo pid,args | grep 'postgres.*${dataDir}') and retry, ${USE_OTHER}`,
+    );
+  }
+  if (
+    /Permission denied|EACCES|EPERM|wrong ownership|must be owned by|has invalid permissions/i.test(output)
+  ) {
+    return new EmbeddedPostgresError(
+      "permission",
+      `embedded PostgreSQL: no permission on ${dataDir} (${lastProblem(output)}); set LOOPS_SYNC_DATA_DIR to a folder you own, ${USE_OTHER}`,
+    );
+  }
+  return new EmbeddedPostgresError(
+    "failed",
+    `embedded PostgreSQL did not start (${lastProblem(output)}); remove ${dataDir} to start afresh, ${USE_OTHER}`,
+  );
+}
+
+/** One line for a file-system or spawn error (an `errno` code such as EACCES or ENOSPC) on `target`. */
+export function classifySystemError(error: unknown, target: string): EmbeddedPostgresError {
+  const e = error as NodeJS.ErrnoException;
+  if (e?.code === "ENOSPC" || e?.code === "EDQUOT") {
+    return new EmbeddedPostgresError(
+      "disk-full",
+      `embedded PostgreSQL: the disk holding ${target} is full; free some space, set LOOPS_SYNC_DATA_DIR to a folder on another disk, ${USE_OTHER}`,
+      { cause: error },
+    );
+  }
+  if (e?.code === "EACCES" || e?.code === "EPERM" || e?.code === "EROFS") {
+    return new EmbeddedPostgresError(
+      "permission",
+      `embedded PostgreSQL: no permission to use ${target} (${e.code}); set LOOPS_SYNC_DATA_DIR to a folder you can write, ${USE_OTHER}`,
+      { cause: error },
+    );
+  }
+  const reason = [e?.code, e?.message?.split("\n")[0]].filter(Boolean).join(": ") || String(error);
+  return new EmbeddedPostgresError("failed", `embedded PostgreSQL did not start (${reason}); ${USE_OTHER}`, {
+    cause: error,
+  });
+}
