@@ -127,6 +127,13 @@ export async function measureReceiver({
   const concurrency = Number(process.env.BENCH_COMMITS || 1);
   const raw = await measureRawInserts({ sql, batchSize, concurrency, seconds });
 
+  for (const [name, load] of Object.entries({ bare, receiver, withoutApplicationId })) {
+    if (load.signedDuringRun > 0) {
+      console.warn(
+        `receiver phase: ${load.signedDuringRun} requests to ${name} were signed during the timed run (the pre-signed pool ran out; raise BENCH_PRESIGNED_PER_SECOND)`,
+      );
+    }
+  }
   return {
     bare,
     receiver,
