@@ -3,9 +3,9 @@
 import { type Sandbox, startSandbox } from "@loops-sync/sandbox";
 import { type RunningWorker, startWorker } from "@loops-sync/worker";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { waitFor } from "#testkit/wait-for";
 import { catchupCrontab, catchupTasks, scheduleCatchup } from "../../packages/catchup/src/index.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
-import { waitFor } from "../support/wait-for.ts";
 import { makeOrders, replicaOrders, sandboxClient, truthOrders } from "./support.ts";
 
 describe("catchup task in the worker", () => {

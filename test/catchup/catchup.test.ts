@@ -5,9 +5,9 @@ import { fileURLToPath } from "node:url";
 import type { LoopsClient } from "@loops-sync/loops-client";
 import { type Sandbox, startSandbox } from "@loops-sync/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { waitFor } from "#testkit/wait-for";
 import { readEventCursor, runCatchup } from "../../packages/catchup/src/index.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
-import { waitFor } from "../support/wait-for.ts";
 import { enqueuedEventCounts, expectReplicaEqualsTruth, makeOrders, sandboxClient } from "./support.ts";
 
 const CHILD = fileURLToPath(new URL("./fixtures/catchup-child.ts", import.meta.url));

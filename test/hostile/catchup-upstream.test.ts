@@ -7,11 +7,11 @@ import { randomBytes } from "node:crypto";
 import { LoopsClient } from "@loops-sync/loops-client";
 import { type Order, startSandbox } from "@loops-sync/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { compareReplicaWithTruth } from "#testkit/compare-replica";
+import { recordSecrets } from "#testkit/processes";
 // The root package does not list @loops-sync/catchup; test/catchup imports it the same way.
 import { runCatchup } from "../../packages/catchup/src/index.ts";
-import { compareReplicaWithTruth } from "../chaos/compare-replica.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
-import { recordSecrets } from "../support/processes.ts";
 import { type HostileUpstream, startHostileUpstream } from "./hostile-upstream.ts";
 
 const RUN_ID = `catchup-upstream-${randomBytes(4).toString("hex")}`;
