@@ -8,9 +8,9 @@ import { randomBytes } from "node:crypto";
 import os from "node:os";
 import { parseArgs } from "node:util";
 import { connect, migrate } from "@loops-sync/db";
-import { PRODUCT_NODE_FLAGS } from "./cliProcess.ts";
-import { type LoadResult, runLoad } from "./loadGenerator.ts";
-import { createWebhookSigner } from "./signedWebhook.ts";
+import { PRODUCT_NODE_FLAGS } from "./cli-process.ts";
+import { type LoadResult, runLoad } from "./run-load.ts";
+import { createWebhookSigner } from "./webhook-signer.ts";
 
 const { values } = parseArgs({
   options: {

@@ -12,7 +12,7 @@ import { signWebhook } from "@loops-sync/webhooks";
 import { compareReplicaWithTruth } from "#testkit/compare-replica";
 import { freePort } from "#testkit/free-port";
 import { ProcessGroup } from "#testkit/processes";
-import { type BenchDatabase, createBenchDatabase } from "./benchDatabase.ts";
+import { type BenchDatabase, createBenchDatabase } from "./bench-database.ts";
 import { describeMachine, formatLoad } from "./machine.ts";
 
 const { values } = parseArgs({

@@ -12,7 +12,7 @@ import {
 import { afterEach, describe, expect, it } from "vitest";
 import { waitFor } from "#testkit/wait-for";
 import { createHarness, type Harness, outcomes, settled } from "./support/harness.ts";
-import { makeOrder } from "./support/makeOrder.ts";
+import { makeOrder } from "./support/make-order.ts";
 
 const MERCHANT = "mer_demo_1";
 

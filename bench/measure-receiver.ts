@@ -1,9 +1,9 @@
 import { type ChildProcess, fork } from "node:child_process";
 import type { Sql } from "@loops-sync/db";
-import { PRODUCT_NODE_FLAGS, readMemory } from "./cliProcess.ts";
-import { type LoadResult, runLoad } from "./loadGenerator.ts";
-import { measureRawInserts } from "./rawInserts.ts";
-import { createWebhookSigner } from "./signedWebhook.ts";
+import { PRODUCT_NODE_FLAGS, readMemory } from "./cli-process.ts";
+import { measureRawInserts } from "./measure-raw-inserts.ts";
+import { type LoadResult, runLoad } from "./run-load.ts";
+import { createWebhookSigner } from "./webhook-signer.ts";
 
 export interface ReceiverFigures {
   bare: LoadResult;

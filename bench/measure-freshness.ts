@@ -2,19 +2,19 @@ import { monitorEventLoopDelay } from "node:perf_hooks";
 import type { Sql } from "@loops-sync/db";
 import { LoopsClient } from "@loops-sync/loops-client";
 import { type Sandbox, startSandbox } from "@loops-sync/sandbox";
-import { readMemory } from "./cliProcess.ts";
-import { type StageTimes, startJobTrace } from "./jobTrace.ts";
-import { type SentEvent, sendOrderTraffic } from "./orderTraffic.ts";
+import { readMemory } from "./cli-process.ts";
+import { type StageTimes, startJobTrace } from "./job-trace.ts";
 import { percentile } from "./percentile.ts";
-import { watchReplicaVersions } from "./replicaWatch.ts";
+import { type SentEvent, sendOrderTraffic } from "./send-order-traffic.ts";
 import {
   type RunningService,
   serviceEnv,
   startReceiverProcess,
   startWorkerProcess,
-} from "./serviceProcesses.ts";
-import { createWebhookSigner } from "./signedWebhook.ts";
-import { readWorkerStages, type StageFigure, stagesBetween } from "./workerStages.ts";
+} from "./service-processes.ts";
+import { watchReplicaVersions } from "./watch-replica-versions.ts";
+import { createWebhookSigner } from "./webhook-signer.ts";
+import { readWorkerStages, type StageFigure, stagesBetween } from "./worker-stages.ts";
 
 export interface FreshnessFigures {
   rate: number;

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { createRequire } from "node:module";
-import type { SignedWebhook, WebhookSigner } from "./signedWebhook.ts";
+import type { SignedWebhook, WebhookSigner } from "./webhook-signer.ts";
 
 interface AutocannonRequest {
   method?: string;
