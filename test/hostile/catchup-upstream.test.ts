@@ -4,13 +4,13 @@
 // character that Postgres refuses in jsonb.
 
 import { randomBytes } from "node:crypto";
+// The root package does not list @loops-sync/catchup; test/catchup imports it the same way.
+import { runCatchup } from "@loops-sync/catchup";
 import { LoopsClient } from "@loops-sync/loops-client";
 import { type Order, startSandbox } from "@loops-sync/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { compareReplicaWithTruth } from "#testkit/compare-replica";
 import { recordSecrets } from "#testkit/processes";
-// The root package does not list @loops-sync/catchup; test/catchup imports it the same way.
-import { runCatchup } from "../../packages/catchup/src/index.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 import { type HostileUpstream, startHostileUpstream } from "./hostile-upstream.ts";
 
