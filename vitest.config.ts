@@ -3,7 +3,7 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["apps/*/src/**/*.test.ts", "packages/*/src/**/*.test.ts", "test/**/*.test.ts"],
-    exclude: ["**/node_modules/**", "test/chaos/soak.test.ts"],
+    exclude: ["**/node_modules/**"],
     globalSetup: ["test/support/global-setup.ts"],
     pool: "forks",
     testTimeout: 30_000,

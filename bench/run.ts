@@ -2,12 +2,12 @@
 // own database on DATABASE_URL's server (embedded when unset), measures every figure beside a baseline from
 // the same run, prints one table and drops the database. See bench/README.md.
 import { parseArgs } from "node:util";
-import { type BenchDatabase, openBenchServer } from "./benchDatabase.ts";
-import { type CatchupFigures, measureCatchup } from "./catchupPhase.ts";
-import { type FreshnessFigures, measureFreshness } from "./freshnessPhase.ts";
+import { type BenchDatabase, openBenchServer } from "./bench-database.ts";
 import { describeMachine } from "./machine.ts";
-import { measureReceiver, type ReceiverFigures } from "./receiverPhase.ts";
-import { printTable } from "./resultTable.ts";
+import { type CatchupFigures, measureCatchup } from "./measure-catchup.ts";
+import { type FreshnessFigures, measureFreshness } from "./measure-freshness.ts";
+import { measureReceiver, type ReceiverFigures } from "./measure-receiver.ts";
+import { printTable } from "./print-table.ts";
 
 const { values } = parseArgs({
   options: {

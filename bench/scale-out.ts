@@ -9,9 +9,10 @@ import { Agent, request } from "node:http";
 import { parseArgs } from "node:util";
 import { type Sandbox, startSandbox } from "@loops-sync/sandbox";
 import { signWebhook } from "@loops-sync/webhooks";
-import { compareReplicaWithTruth } from "../test/chaos/compare-replica.ts";
-import { freePort, ProcessGroup } from "../test/support/processes.ts";
-import { type BenchDatabase, createBenchDatabase } from "./benchDatabase.ts";
+import { compareReplicaWithTruth } from "#testkit/compare-replica";
+import { freePort } from "#testkit/free-port";
+import { ProcessGroup } from "#testkit/processes";
+import { type BenchDatabase, createBenchDatabase } from "./bench-database.ts";
 import { describeMachine, formatLoad } from "./machine.ts";
 
 const { values } = parseArgs({

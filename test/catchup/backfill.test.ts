@@ -1,13 +1,9 @@
 // Backfill and the retention fallback: GET /orders?updated_since= against the sandbox, real Postgres.
+
+import { readBackfillCheckpoint, readEventCursor, runBackfill, runCatchup } from "@loops-sync/catchup";
 import type { LoopsClient } from "@loops-sync/loops-client";
 import { EVENT_RETENTION_MS, type Sandbox, startSandbox } from "@loops-sync/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  readBackfillCheckpoint,
-  readEventCursor,
-  runBackfill,
-  runCatchup,
-} from "../../packages/catchup/src/index.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 import { expectReplicaEqualsTruth, makeOrders, sandboxClient } from "./support.ts";
 

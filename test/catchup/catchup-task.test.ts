@@ -1,11 +1,12 @@
 // The `catchup` graphile-worker task inside the real worker: scheduled once at start, it catches up, and the
 // worker then applies what the list refresh did not cover.
+
+import { catchupCrontab, catchupTasks, scheduleCatchup } from "@loops-sync/catchup";
 import { type Sandbox, startSandbox } from "@loops-sync/sandbox";
 import { type RunningWorker, startWorker } from "@loops-sync/worker";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { catchupCrontab, catchupTasks, scheduleCatchup } from "../../packages/catchup/src/index.ts";
+import { waitFor } from "#testkit/wait-for";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
-import { waitFor } from "../support/wait-for.ts";
 import { makeOrders, replicaOrders, sandboxClient, truthOrders } from "./support.ts";
 
 describe("catchup task in the worker", () => {

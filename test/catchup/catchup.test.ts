@@ -2,12 +2,12 @@
 // receiver (no webhook reaches us) while 200 orders live their lifecycles, then catch-up.
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { readEventCursor, runCatchup } from "@loops-sync/catchup";
 import type { LoopsClient } from "@loops-sync/loops-client";
 import { type Sandbox, startSandbox } from "@loops-sync/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readEventCursor, runCatchup } from "../../packages/catchup/src/index.ts";
+import { waitFor } from "#testkit/wait-for";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
-import { waitFor } from "../support/wait-for.ts";
 import { enqueuedEventCounts, expectReplicaEqualsTruth, makeOrders, sandboxClient } from "./support.ts";
 
 const CHILD = fileURLToPath(new URL("./fixtures/catchup-child.ts", import.meta.url));

@@ -1,9 +1,10 @@
 // A merchant paused by a 429 (sync.merchants.paused_until): the scheduled catch-up skips it until the next
 // run; the operator's command waits the pause out and catches it up, so nothing is silently left behind.
+
+import { runCatchup } from "@loops-sync/catchup";
 import type { LoopsClient } from "@loops-sync/loops-client";
 import { type Sandbox, startSandbox } from "@loops-sync/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCatchup } from "../../packages/catchup/src/index.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 import { makeOrders, sandboxClient } from "./support.ts";
 

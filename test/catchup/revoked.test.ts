@@ -1,9 +1,10 @@
 // A merchant that revoked the connection: catch-up, backfill and verify mark it revoked on the first 403
 // connection_not_active and make no more calls for it.
+
+import { runBackfill, runCatchup, verifyReplica } from "@loops-sync/catchup";
 import type { LoopsClient } from "@loops-sync/loops-client";
 import { type Sandbox, startSandbox } from "@loops-sync/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runBackfill, runCatchup, verifyReplica } from "../../packages/catchup/src/index.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 import { makeOrders, sandboxClient } from "./support.ts";
 

@@ -1,8 +1,9 @@
 // verifyReplica: differences planted in the replica are found against the sandbox, and --repair removes them.
+
+import { runBackfill, verifyReplica } from "@loops-sync/catchup";
 import type { LoopsClient } from "@loops-sync/loops-client";
 import { type Sandbox, startSandbox } from "@loops-sync/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runBackfill, verifyReplica } from "../../packages/catchup/src/index.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 import { expectReplicaEqualsTruth, makeOrders, sandboxClient } from "./support.ts";
 

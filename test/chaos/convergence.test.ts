@@ -11,8 +11,9 @@ import path from "node:path";
 import { connect, type EmbeddedPostgres, migrate, type Sql, startEmbeddedPostgres } from "@loops-sync/db";
 import { type Sandbox, startSandbox } from "@loops-sync/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { compareReplicaWithTruth } from "#testkit/compare-replica";
+import { freePort } from "#testkit/free-port";
 import {
-  freePort,
   LOG_DIR,
   type LoopsSyncProcess,
   loopsSyncEnv,
@@ -20,10 +21,9 @@ import {
   REPO_ROOT,
   receiverUrlOf,
   recordSecrets,
-} from "../support/processes.ts";
-import { waitFor } from "../support/wait-for.ts";
+} from "#testkit/processes";
+import { waitFor } from "#testkit/wait-for";
 import { chaosSeed } from "./chaos-seed.ts";
-import { compareReplicaWithTruth } from "./compare-replica.ts";
 import { checkVersionLog, installVersionLog } from "./version-log.ts";
 
 const SEED = Number(process.env.LOOPS_SYNC_CHAOS_SEED ?? Math.floor(Math.random() * 2 ** 31));

@@ -8,9 +8,9 @@ import {
   startSandbox,
 } from "@loops-sync/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { waitFor } from "#testkit/wait-for";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 import { type StartedLoopsSync, startLoopsSync } from "../support/loops-sync-start.ts";
-import { waitFor } from "../support/wait-for.ts";
 
 describe("loops-sync start", () => {
   let db: TestDatabase;

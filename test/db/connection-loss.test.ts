@@ -4,8 +4,8 @@
 // (vitest reports the uncaught TypeError, or the next statement fails).
 import { connect, type Sql } from "@loops-sync/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { waitFor } from "#testkit/wait-for";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
-import { waitFor } from "../support/wait-for.ts";
 
 /**
  * The error code `work` fails with (handled at once, so its failure is not unhandled while the test goes on):

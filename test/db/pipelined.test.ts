@@ -1,8 +1,8 @@
 import { createServer, type Server, Socket } from "node:net";
 import { connect, pipelinedTransaction, type Sql } from "@loops-sync/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { waitFor } from "#testkit/wait-for";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
-import { waitFor } from "../support/wait-for.ts";
 
 /**
  * A TCP proxy in front of Postgres that counts round trips: each time the client sends after the server has

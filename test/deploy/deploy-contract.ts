@@ -4,8 +4,8 @@
 // makes the deployment tests fail.
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
+import { createProgram } from "@loops-sync/cli";
 import { loadEnv } from "@loops-sync/config";
-import { createProgram } from "../../apps/cli/src/program.ts";
 import { REPO_ROOT } from "./read-yaml.ts";
 
 const RECEIVER_SRC = path.join(REPO_ROOT, "apps/receiver/src");

@@ -6,9 +6,9 @@
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres node test/deploy/rehearse-image.ts
 import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { chmodSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { freePort } from "#testkit/free-port";
 import { isDockerIgnored, parseDockerignore } from "./build-context.ts";
 import { dockerStages, envPairs, execForm, parseDockerfile } from "./parse-dockerfile.ts";
 import { REPO_ROOT } from "./read-yaml.ts";
@@ -80,14 +80,6 @@ function build(): { root: string; workdir: string; stage: (typeof stages)[number
   }
   return current;
 }
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 
 async function run(): Promise<void> {
   const final = build();

@@ -8,12 +8,12 @@ import { randomBytes } from "node:crypto";
 import { type Sandbox, startSandbox } from "@loops-sync/sandbox";
 import { signWebhook } from "@loops-sync/webhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { compareReplicaWithTruth } from "#testkit/compare-replica";
+import { loopsSyncEnv, ProcessGroup, receiverUrlOf, recordSecrets } from "#testkit/processes";
+import { waitFor } from "#testkit/wait-for";
 import { chaosSeed } from "../chaos/chaos-seed.ts";
-import { compareReplicaWithTruth } from "../chaos/compare-replica.ts";
 import { checkVersionLog, installVersionLog } from "../chaos/version-log.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
-import { loopsSyncEnv, ProcessGroup, receiverUrlOf, recordSecrets } from "../support/processes.ts";
-import { waitFor } from "../support/wait-for.ts";
 
 const ORDERS = 60;
 const ROUNDS = 4; // order.created, then three lifecycle steps: 240 events, 300 webhooks with duplicates

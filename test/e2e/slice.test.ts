@@ -12,8 +12,8 @@ import {
 } from "@loops-sync/sandbox";
 import { startWorker } from "@loops-sync/worker";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { waitFor } from "#testkit/wait-for";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
-import { waitFor } from "../support/wait-for.ts";
 
 describe("end-to-end slice", () => {
   let db: TestDatabase;

@@ -4,14 +4,14 @@
 // character that Postgres refuses in jsonb.
 
 import { randomBytes } from "node:crypto";
+// The root package does not list @loops-sync/catchup; test/catchup imports it the same way.
+import { runCatchup } from "@loops-sync/catchup";
 import { LoopsClient } from "@loops-sync/loops-client";
 import { type Order, startSandbox } from "@loops-sync/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-// The root package does not list @loops-sync/catchup; test/catchup imports it the same way.
-import { runCatchup } from "../../packages/catchup/src/index.ts";
-import { compareReplicaWithTruth } from "../chaos/compare-replica.ts";
+import { compareReplicaWithTruth } from "#testkit/compare-replica";
+import { recordSecrets } from "#testkit/processes";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
-import { recordSecrets } from "../support/processes.ts";
 import { type HostileUpstream, startHostileUpstream } from "./hostile-upstream.ts";
 
 const RUN_ID = `catchup-upstream-${randomBytes(4).toString("hex")}`;

@@ -7,15 +7,15 @@ import { randomBytes } from "node:crypto";
 import { connect } from "@loops-sync/db";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 import {
   type LoopsSyncProcess,
   loopsSyncEnv,
   ProcessGroup,
   receiverUrlOf,
   recordSecrets,
-} from "../support/processes.ts";
-import { waitFor } from "../support/wait-for.ts";
+} from "#testkit/processes";
+import { waitFor } from "#testkit/wait-for";
+import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 import { type HostileRequest, mutatedRequest, randomRequest, signedRequest } from "./webhook-arbitraries.ts";
 import { concurrentBurst, plausibleSignedRequest } from "./webhook-bursts.ts";
 

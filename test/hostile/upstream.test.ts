@@ -13,10 +13,10 @@ import { LoopsClient } from "@loops-sync/loops-client";
 import { type Order, startSandbox } from "@loops-sync/sandbox";
 import { applyOrderIfNewer, type RunningWorker, startWorker } from "@loops-sync/worker";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { compareReplicaWithTruth } from "../chaos/compare-replica.ts";
+import { compareReplicaWithTruth } from "#testkit/compare-replica";
+import { LOG_DIR, recordSecrets } from "#testkit/processes";
+import { waitFor } from "#testkit/wait-for";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
-import { LOG_DIR, recordSecrets } from "../support/processes.ts";
-import { waitFor } from "../support/wait-for.ts";
 import { type HostileUpstream, startHostileUpstream } from "./hostile-upstream.ts";
 
 const RUN_ID = `upstream-${randomBytes(4).toString("hex")}`;

@@ -6,18 +6,18 @@ import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { type Sandbox, startSandbox } from "@loops-sync/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chaosSeed } from "../chaos/chaos-seed.ts";
-import { compareReplicaWithTruth } from "../chaos/compare-replica.ts";
-import { checkVersionLog, installVersionLog } from "../chaos/version-log.ts";
-import { createTestDatabase, type TestDatabase } from "../support/db.ts";
+import { compareReplicaWithTruth } from "#testkit/compare-replica";
 import {
   type LoopsSyncProcess,
   loopsSyncEnv,
   ProcessGroup,
   receiverUrlOf,
   recordSecrets,
-} from "../support/processes.ts";
-import { waitFor } from "../support/wait-for.ts";
+} from "#testkit/processes";
+import { waitFor } from "#testkit/wait-for";
+import { chaosSeed } from "../chaos/chaos-seed.ts";
+import { checkVersionLog, installVersionLog } from "../chaos/version-log.ts";
+import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 
 const SEED = Number(process.env.LOOPS_SYNC_CHAOS_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const SOAK = process.env.LOOPS_SYNC_SOAK === "1";

@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { type EventEnvelope, storeEventsAndEnqueue } from "@loops-sync/db";
 import { describe, expect, it } from "vitest";
-import { waitFor } from "../support/wait-for.ts";
+import { waitFor } from "#testkit/wait-for";
 import { workerWorld } from "./worker-world.ts";
 
 const RUN_ID = `backend-killed-${randomBytes(4).toString("hex")}`;

@@ -4,7 +4,7 @@
 
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { freePort } from "../support/processes.ts";
+import { freePort } from "#testkit/free-port";
 import { workerWorld } from "./worker-world.ts";
 
 const RUN_ID = `startup-${randomBytes(4).toString("hex")}`;

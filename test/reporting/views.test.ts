@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
+import { buildOrders, LOCATIONS } from "./build-orders.ts";
 import {
   expectedDailySales,
   expectedOutcomes,
@@ -7,9 +8,8 @@ import {
   expectedTopItems,
   expectedTopModifiers,
   localDate,
-} from "./expectedReports.ts";
-import { buildOrders, LOCATIONS } from "./orderFixtures.ts";
-import { insertLocations, insertOrders } from "./seedOrders.ts";
+} from "./expected-reports.ts";
+import { insertLocations, insertOrders } from "./seed-orders.ts";
 
 const orders = buildOrders();
 const byKey = <T extends Record<string, unknown>>(rows: readonly T[], keys: readonly string[]) =>

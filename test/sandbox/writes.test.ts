@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { type Sandbox, startSandbox } from "@loops-sync/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { waitFor } from "#testkit/wait-for";
 import { type ApiCaller, apiAs, getToken } from "./support.ts";
 
 const WEEK = Object.fromEntries(
@@ -349,11 +350,3 @@ describe("sandbox write endpoints", () => {
     expect(fixed.body.status).toBe("rejected");
   });
 });
-
-async function waitFor(check: () => Promise<boolean>, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}

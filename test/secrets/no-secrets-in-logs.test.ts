@@ -17,10 +17,10 @@ import {
 } from "@loops-sync/sandbox";
 import { signWebhook } from "@loops-sync/webhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LOG_DIR, loopsSyncEnv, ProcessGroup, receiverUrlOf, recordSecrets } from "#testkit/processes";
+import { waitFor } from "#testkit/wait-for";
 import { chaosSeed } from "../chaos/chaos-seed.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
-import { LOG_DIR, loopsSyncEnv, ProcessGroup, receiverUrlOf, recordSecrets } from "../support/processes.ts";
-import { waitFor } from "../support/wait-for.ts";
 
 const RUN_ID = `secrets-${randomBytes(4).toString("hex")}`;
 const DB_PASSWORD = `dbpw${randomBytes(10).toString("hex")}`;

@@ -1,8 +1,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
 import { DEFAULT_SANDBOX_CREDENTIALS, DEFAULT_WEBHOOK_SECRET, type Sandbox } from "@loops-sync/sandbox";
-import { freePort } from "./free-port.ts";
-import { waitFor } from "./wait-for.ts";
+import { freePort } from "#testkit/free-port";
+import { waitFor } from "#testkit/wait-for";
 
 const bin = path.resolve(import.meta.dirname, "../../bin/loops-sync");
 

@@ -2,7 +2,8 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import type { EventEnvelope } from "@loops-sync/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createHarness, type Harness, outcomes, settled, waitFor } from "./support/harness.ts";
+import { waitFor } from "#testkit/wait-for";
+import { createHarness, type Harness, outcomes, settled } from "./support/harness.ts";
 
 const FIXTURE = fileURLToPath(new URL("./fixtures/run-worker.ts", import.meta.url));
 const ORDER_FETCH = "GET /orders/{order_id}";
@@ -56,17 +57,17 @@ describe("worker: crashes and shutdown", () => {
     const order = h.sandbox.createOrder({ merchantId: "mer_demo_1" });
     h.sandbox.advanceOrder(order.id);
     const ids = await h.ingest(eventsOf(order.id));
-    await waitFor("the child to be mid-fetch", () => h.calls(ORDER_FETCH) >= 1);
+    await waitFor(() => h.calls(ORDER_FETCH) >= 1, { what: "the child to be mid-fetch" });
     expect(await freeQueueRows(order.id)).toBe(0);
     child.kill("SIGKILL");
     await new Promise((resolve) => child.once("exit", resolve));
     expect(await outcomes(h.db, ids)).toEqual(Object.fromEntries(ids.map((id) => [id, "pending"])));
     // The dead worker's claim on the order's queue rows rolled back with its connection.
-    await waitFor("the claim rolled back", async () => (await freeQueueRows(order.id)) > 0);
+    await waitFor(async () => (await freeQueueRows(order.id)) > 0, { what: "the claim rolled back" });
 
     h.sandbox.setFaults({ apiSlowRate: 0 });
     await h.worker({ deadWorkerAfterMs: 1000 });
-    await waitFor("order applied by the survivor", () => settled(h.db, ids), 15_000);
+    await waitFor(() => settled(h.db, ids), { what: "order applied by the survivor", timeoutMs: 15_000 });
     const [stored] = await h.db.sql`select version from replica.orders where id = ${order.id}`;
     expect(stored!.version).toBe(h.sandbox.truth.order(order.id)!.version);
     const [left] = await h.db.sql`select count(*)::int as n from sync.order_refresh`;
@@ -80,10 +81,9 @@ describe("worker: crashes and shutdown", () => {
     const order = h.sandbox.createOrder({ merchantId: "mer_demo_1" });
     const fetchesBefore = h.calls(ORDER_FETCH);
     const ids = await h.ingest(eventsOf(order.id));
-    await waitFor(
-      "a worker to be mid-fetch",
-      async () => h.calls(ORDER_FETCH) > fetchesBefore && (await freeQueueRows(order.id)) === 0,
-    );
+    await waitFor(async () => h.calls(ORDER_FETCH) > fetchesBefore && (await freeQueueRows(order.id)) === 0, {
+      what: "a worker to be mid-fetch",
+    });
     await worker.stop();
     // Released, not failed: the claim rolled back and nothing is recorded against the order.
     expect(await freeQueueRows(order.id)).toBeGreaterThan(0);
@@ -94,7 +94,7 @@ describe("worker: crashes and shutdown", () => {
 
     h.sandbox.setFaults({ apiSlowRate: 0 });
     await h.worker();
-    await waitFor("order applied after restart", () => settled(h.db, ids));
+    await waitFor(() => settled(h.db, ids), { what: "order applied after restart" });
     expect(await outcomes(h.db, ids)).toEqual({ [ids[0]!]: "applied" });
   });
 });

@@ -1,6 +1,7 @@
 import type { EventEnvelope } from "@loops-sync/db";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createHarness, type Harness, outcomes, settled, waitFor } from "./support/harness.ts";
+import { waitFor } from "#testkit/wait-for";
+import { createHarness, type Harness, outcomes, settled } from "./support/harness.ts";
 
 const ORDER_FETCH = "GET /orders/{order_id}";
 
@@ -15,11 +16,14 @@ beforeAll(async () => {
     h.sandbox.createOrder({ merchantId: "mer_demo_2" }),
   ];
   const ids = await h.ingest((e) => warmUp.some((o) => e.data.order_id === o.id));
-  await waitFor("warm-up orders applied", () => settled(h.db, ids));
-  await waitFor("no job left from the warm-up", async () => {
-    const [row] = await h.db.sql<{ n: number }[]>`select count(*)::int as n from graphile_worker.jobs`;
-    return row!.n === 0;
-  });
+  await waitFor(() => settled(h.db, ids), { what: "warm-up orders applied" });
+  await waitFor(
+    async () => {
+      const [row] = await h.db.sql<{ n: number }[]>`select count(*)::int as n from graphile_worker.jobs`;
+      return row!.n === 0;
+    },
+    { what: "no job left from the warm-up" },
+  );
   h.sandbox.resetStats();
 });
 afterEach(() => {
@@ -54,10 +58,13 @@ describe("worker: upstream etiquette", () => {
     h.sandbox.setFaults({ api429Rate: 1, api429RetryAfterSeconds: 2 });
     const first = h.sandbox.createOrder({ merchantId: "mer_demo_1" });
     const firstIds = await h.ingest(eventsOf(first.id));
-    await waitFor("merchant paused", async () => {
-      const [m] = await h.db.sql`select paused_until from sync.merchants where id = 'mer_demo_1'`;
-      return m?.paused_until instanceof Date;
-    });
+    await waitFor(
+      async () => {
+        const [m] = await h.db.sql`select paused_until from sync.merchants where id = 'mer_demo_1'`;
+        return m?.paused_until instanceof Date;
+      },
+      { what: "merchant paused" },
+    );
     const [merchant] = await h.db.sql`select paused_until from sync.merchants where id = 'mer_demo_1'`;
     const callsAtPause = h.calls(ORDER_FETCH);
     expect(callsAtPause, `calls seen by the sandbox: ${JSON.stringify(h.sandbox.stats().apiCalls)}`).toBe(1);
@@ -74,12 +81,15 @@ describe("worker: upstream etiquette", () => {
     expect(await refreshJobs("mer_demo_1")).toHaveLength(0);
 
     h.sandbox.setFaults({ api429Rate: 0 });
-    await waitFor("the pause over", async () => {
-      const [m] = await h.db
-        .sql`select paused_until > now() as paused from sync.merchants where id = 'mer_demo_1'`;
-      return m?.paused === false;
-    });
-    await waitFor("both orders applied", () => settled(h.db, [...firstIds, ...secondIds]));
+    await waitFor(
+      async () => {
+        const [m] = await h.db
+          .sql`select paused_until > now() as paused from sync.merchants where id = 'mer_demo_1'`;
+        return m?.paused === false;
+      },
+      { what: "the pause over" },
+    );
+    await waitFor(() => settled(h.db, [...firstIds, ...secondIds]), { what: "both orders applied" });
     expect(h.calls(ORDER_FETCH)).toBe(callsAtPause + 2);
     expect(Object.values(await outcomes(h.db, [...firstIds, ...secondIds]))).toEqual(["applied", "applied"]);
     // Written only once the pause was over.
@@ -94,10 +104,9 @@ describe("worker: upstream etiquette", () => {
     h.sandbox.setFaults({ api5xxRate: 1 });
     const order = h.sandbox.createOrder({ merchantId: "mer_demo_1" });
     const ids = await h.ingest(eventsOf(order.id));
-    await waitFor(
-      "first failed attempt",
-      async () => (await refreshJobs("mer_demo_1", order.id))[0]?.last_error != null,
-    );
+    await waitFor(async () => (await refreshJobs("mer_demo_1", order.id))[0]?.last_error != null, {
+      what: "first failed attempt",
+    });
     const [job] = await refreshJobs("mer_demo_1", order.id);
     expect(job!.attempts).toBe(1);
     expect(job!.run_at.getTime()).toBeGreaterThan(Date.now());
@@ -105,7 +114,7 @@ describe("worker: upstream etiquette", () => {
     // Jump to the last attempt instead of waiting out the backoff.
     await h.db.sql`
       select graphile_worker.reschedule_jobs(array[${job!.id}]::bigint[], run_at => now(), attempts => ${job!.max_attempts - 1})`;
-    await waitFor("last attempt failed", () => settled(h.db, ids));
+    await waitFor(() => settled(h.db, ids), { what: "last attempt failed" });
     const [row] = await h.db.sql`select outcome, error from sync.events where id = ${ids[0]!}`;
     expect(row).toMatchObject({ outcome: "failed" });
     expect(row!.error).toMatch(/gave up after \d+ attempts.*503/);
@@ -115,31 +124,30 @@ describe("worker: upstream etiquette", () => {
     h.sandbox.setFaults({ api5xxRate: 0 });
     await h.db
       .sql`select graphile_worker.reschedule_jobs(array[${job!.id}]::bigint[], run_at => now(), attempts => 0)`;
-    await waitFor("re-run applied", async () => (await outcomes(h.db, ids))[ids[0]!] === "applied");
+    await waitFor(async () => (await outcomes(h.db, ids))[ids[0]!] === "applied", { what: "re-run applied" });
     const [stored] = await h.db.sql`select version from replica.orders where id = ${order.id}`;
     expect(stored!.version).toBe(h.sandbox.truth.order(order.id)!.version);
-    await waitFor(
-      "the re-run job completed",
-      async () => (await refreshJobs("mer_demo_1", order.id)).length === 0,
-    );
+    await waitFor(async () => (await refreshJobs("mer_demo_1", order.id)).length === 0, {
+      what: "the re-run job completed",
+    });
   });
 
   it("connection.revoked stops every call for the merchant; its data stays", async () => {
     const before = h.sandbox.createOrder({ merchantId: "mer_demo_2" });
     const beforeIds = await h.ingest(eventsOf(before.id));
-    await waitFor("order applied", () => settled(h.db, beforeIds));
+    await waitFor(() => settled(h.db, beforeIds), { what: "order applied" });
     h.sandbox.revokeMerchant("mer_demo_2");
     const revocation = await h.ingest(
       (e) => e.type === "connection.revoked" && e.merchant_id === "mer_demo_2",
     );
-    await waitFor("revocation applied", () => settled(h.db, revocation));
+    await waitFor(() => settled(h.db, revocation), { what: "revocation applied" });
     const [merchant] = await h.db.sql`select status, revoked_at from sync.merchants where id = 'mer_demo_2'`;
     expect(merchant).toMatchObject({ status: "revoked" });
     h.sandbox.resetStats();
     const after = h.sandbox.createOrder({ merchantId: "mer_demo_2" });
     h.sandbox.advanceOrder(after.id);
     const afterIds = await h.ingest(eventsOf(after.id));
-    await waitFor("later events settled", () => settled(h.db, afterIds));
+    await waitFor(() => settled(h.db, afterIds), { what: "later events settled" });
     expect(Object.values(await outcomes(h.db, afterIds))).toEqual(["skipped_revoked", "skipped_revoked"]);
     expect(totalCalls()).toBe(0);
     const [kept] = await h.db.sql`select count(*)::int as n from replica.orders where id = ${before.id}`;
@@ -151,14 +159,14 @@ describe("worker: upstream etiquette", () => {
     const order = h.sandbox.createOrder({ merchantId: "mer_demo_1" });
     h.sandbox.resetStats();
     const ids = await h.ingest(eventsOf(order.id));
-    await waitFor("event settled", () => settled(h.db, ids));
+    await waitFor(() => settled(h.db, ids), { what: "event settled" });
     expect(await outcomes(h.db, ids)).toEqual({ [ids[0]!]: "skipped_revoked" });
     expect(h.calls(ORDER_FETCH)).toBe(1);
     const [merchant] = await h.db.sql`select status from sync.merchants where id = 'mer_demo_1'`;
     expect(merchant).toMatchObject({ status: "revoked" });
     h.sandbox.advanceOrder(order.id);
     const more = await h.ingest(eventsOf(order.id));
-    await waitFor("later event settled", () => settled(h.db, more));
+    await waitFor(() => settled(h.db, more), { what: "later event settled" });
     expect(h.calls(ORDER_FETCH)).toBe(1);
   });
 });

@@ -10,8 +10,9 @@ import {
   type StartWorkerOptions,
 } from "@loops-sync/worker";
 import { afterEach, describe, expect, it } from "vitest";
-import { createHarness, type Harness, outcomes, settled, waitFor } from "./support/harness.ts";
-import { makeOrder } from "./support/makeOrder.ts";
+import { waitFor } from "#testkit/wait-for";
+import { createHarness, type Harness, outcomes, settled } from "./support/harness.ts";
+import { makeOrder } from "./support/make-order.ts";
 
 const MERCHANT = "mer_demo_1";
 
@@ -80,7 +81,7 @@ async function startedWithHeldOrder(workerOptions: Partial<StartWorkerOptions> =
   const gated = clientHolding(harness, (id) => id === order.id);
   await harness.worker({ client: gated.client, orderRefreshPollMs: 600_000, ...workerOptions });
   const ids = await harness.ingest((e) => e.data.order_id === order.id);
-  await waitFor("the held order's fetch under way", () => gated.held() === 1);
+  await waitFor(() => gated.held() === 1, { what: "the held order's fetch under way" });
   return { harness, order, gated, ids };
 }
 
@@ -99,10 +100,10 @@ describe("worker: fetched orders are committed as their answers arrive", () => {
     expect(fastIds.length).toBeGreaterThan(0);
     try {
       await waitFor(
-        "the fast order readable and its events settled while the slow answer is held",
         async () =>
           (await replicaVersion(harness, fast.id)) === harness.sandbox.truth.order(fast.id)!.version &&
           (await settled(harness.db, fastIds)),
+        { what: "the fast order readable and its events settled while the slow answer is held" },
       );
       expect(gated.held()).toBe(1);
       expect(await replicaVersion(harness, slow.id)).toBeUndefined();
@@ -114,12 +115,17 @@ describe("worker: fetched orders are committed as their answers arrive", () => {
     } finally {
       gated.release();
     }
-    await waitFor("the slow order applied once answered", () => settled(harness.db, slowIds));
+    await waitFor(() => settled(harness.db, slowIds), { what: "the slow order applied once answered" });
     expect(await replicaVersion(harness, slow.id)).toBe(harness.sandbox.truth.order(slow.id)!.version);
-    await waitFor("the claim committed", async () => {
-      const [row] = await harness.db.sql<{ n: number }[]>`select count(*)::int as n from sync.order_refresh`;
-      return row!.n === 0;
-    });
+    await waitFor(
+      async () => {
+        const [row] = await harness.db.sql<
+          { n: number }[]
+        >`select count(*)::int as n from sync.order_refresh`;
+        return row!.n === 0;
+      },
+      { what: "the claim committed" },
+    );
   });
 
   it("measures each order's stages (queued, fetch, commit) and its lag from the stored event to the replica", async () => {
@@ -128,7 +134,7 @@ describe("worker: fetched orders are committed as their answers arrive", () => {
     const heldMs = 120;
     await new Promise((r) => setTimeout(r, heldMs));
     gated.release();
-    await waitFor("the held order applied", () => settled(harness.db, ids));
+    await waitFor(() => settled(harness.db, ids), { what: "the held order applied" });
     expect(await replicaVersion(harness, order.id)).toBe(harness.sandbox.truth.order(order.id)!.version);
     const stages = (await metrics.orderRefreshStage.get()).values;
     const of = (stage: string, kind: "sum" | "count") =>
@@ -158,7 +164,9 @@ describe("worker: fetched orders are committed as their answers arrive", () => {
     // TypeError from a timer here, ending the process); its claim rolled back with the backend, so the rows
     // are claimed again and the order applied.
     gated.release();
-    await waitFor("the order applied after its batch's backend died", () => settled(harness.db, ids));
+    await waitFor(() => settled(harness.db, ids), {
+      what: "the order applied after its batch's backend died",
+    });
     expect(await replicaVersion(harness, order.id)).toBe(harness.sandbox.truth.order(order.id)!.version);
   });
 
@@ -173,14 +181,14 @@ describe("worker: fetched orders are committed as their answers arrive", () => {
     const ids = await harness.ingest((e) => ours.has(e.data.order_id as string));
     expect(ids).toHaveLength(60);
     try {
-      await waitFor("48 fetches of one batch in flight", () => gated.held() === 48);
+      await waitFor(() => gated.held() === 48, { what: "48 fetches of one batch in flight" });
       // The bound holds: the other twelve wait for a slot.
       await new Promise((r) => setTimeout(r, 200));
       expect(gated.mostHeld()).toBe(48);
     } finally {
       gated.release();
     }
-    await waitFor("all sixty applied", () => settled(harness.db, ids));
+    await waitFor(() => settled(harness.db, ids), { what: "all sixty applied" });
     expect(gated.mostHeld()).toBe(48);
   });
 
@@ -190,7 +198,7 @@ describe("worker: fetched orders are committed as their answers arrive", () => {
     // One batch slot: ORDER_FETCH_CONCURRENCY (16) calls in flight at most.
     await harness.worker({ orderRefreshConcurrency: 1, orderRefreshPollMs: 200 });
     const firstIds = await harness.ingest((e) => e.data.order_id === first.id);
-    await waitFor("the first order applied", () => settled(harness.db, firstIds));
+    await waitFor(() => settled(harness.db, firstIds), { what: "the first order applied" });
     // Its replica row locked elsewhere: the commit of its next version waits (up to APPLY_LOCK_TIMEOUT_MS),
     // and every commit after it in the worker waits too.
     const other = await harness.db.sql.reserve();
@@ -201,12 +209,15 @@ describe("worker: fetched orders are committed as their answers arrive", () => {
       const fetchesOf = () => harness.calls("GET /orders/{order_id}");
       const before = fetchesOf();
       await harness.ingest((e) => e.data.order_id === first.id);
-      await waitFor("the next version fetched", () => fetchesOf() > before);
+      await waitFor(() => fetchesOf() > before, { what: "the next version fetched" });
       const more = Array.from({ length: 40 }, () => harness.sandbox.createOrder({ merchantId: MERCHANT }));
       const ours = new Set(more.map((o) => o.id));
       await harness.ingest((e) => ours.has(e.data.order_id as string));
       // All forty are fetched while the commits wait: more than the 16 calls the slots allow at once.
-      await waitFor("forty more fetched while the commit waits", () => fetchesOf() - before >= 41, 1500);
+      await waitFor(() => fetchesOf() - before >= 41, {
+        what: "forty more fetched while the commit waits",
+        timeoutMs: 1500,
+      });
       await other`rollback`;
     } finally {
       other.release();
@@ -219,13 +230,15 @@ describe("worker: fetched orders are committed as their answers arrive", () => {
     const late = harness.sandbox.createOrder({ merchantId: MERCHANT });
     const lateIds = await harness.ingest((e) => e.data.order_id === late.id);
     try {
-      await waitFor("the late order applied by the running batch", () => settled(harness.db, lateIds));
+      await waitFor(() => settled(harness.db, lateIds), {
+        what: "the late order applied by the running batch",
+      });
       expect(await replicaVersion(harness, late.id)).toBe(harness.sandbox.truth.order(late.id)!.version);
       expect(await settled(harness.db, slowIds)).toBe(false);
     } finally {
       gated.release();
     }
-    await waitFor("the slow order applied", () => settled(harness.db, slowIds));
+    await waitFor(() => settled(harness.db, slowIds), { what: "the slow order applied" });
   });
 
   it("gives an event for an order its batch is already fetching to a new batch once that one ends", async () => {
@@ -246,7 +259,7 @@ describe("worker: fetched orders are committed as their answers arrive", () => {
     expect(queued!.n).toBe(nextIds.length);
     gated.release();
     // No NOTIFY and no poll (10 minutes) after the batch: the worker comes back for those rows itself.
-    await waitFor("both events settled", () => settled(harness.db, [...firstIds, ...nextIds]));
+    await waitFor(() => settled(harness.db, [...firstIds, ...nextIds]), { what: "both events settled" });
     expect(await replicaVersion(harness, order.id)).toBe(harness.sandbox.truth.order(order.id)!.version);
   });
 
@@ -275,11 +288,11 @@ describe("worker: fetched orders are committed as their answers arrive", () => {
     // No free slot: the running batch takes it, fetches it, and its commit is refused while the held
     // order's answer is still awaited.
     const refusedIds = await harness.ingest((e) => e.data.order_id === refused.id);
-    await waitFor("the refused order fetched", () => fetchesOf() > before);
+    await waitFor(() => fetchesOf() > before, { what: "the refused order fetched" });
     await new Promise((r) => setTimeout(r, 200));
     gated.release();
-    await waitFor("the held order applied", () => settled(harness.db, heldIds));
-    await waitFor("the refused order settled", () => settled(harness.db, refusedIds));
+    await waitFor(() => settled(harness.db, heldIds), { what: "the held order applied" });
+    await waitFor(() => settled(harness.db, refusedIds), { what: "the refused order settled" });
     expect(Object.values(await outcomes(harness.db, refusedIds))).toEqual(refusedIds.map(() => "failed"));
     expect(await replicaVersion(harness, held.id)).toBe(harness.sandbox.truth.order(held.id)!.version);
     expect(await replicaVersion(harness, refused.id)).toBeUndefined();
@@ -312,7 +325,7 @@ describe("worker: fetched orders are committed as their answers arrive", () => {
       expect(deleted).toBe(false);
       gated.release();
       // The commit gives up after APPLY_LOCK_TIMEOUT_MS; the batch rolls back and frees the rows.
-      await waitFor("the other transaction no longer blocked", () => deleted, 8000);
+      await waitFor(() => deleted, { what: "the other transaction no longer blocked", timeoutMs: 8000 });
       await deleting;
       expect(await replicaVersion(harness, order.id)).toBeUndefined();
       await other`rollback`;
@@ -320,7 +333,7 @@ describe("worker: fetched orders are committed as their answers arrive", () => {
       other.release();
     }
     // The batch handed the order to its own refresh_order job, which applies it.
-    await waitFor("the order applied by its refresh_order job", () => settled(harness.db, ids));
+    await waitFor(() => settled(harness.db, ids), { what: "the order applied by its refresh_order job" });
     expect(await replicaVersion(harness, order.id)).toBe(harness.sandbox.truth.order(order.id)!.version);
   });
 
@@ -332,7 +345,9 @@ describe("worker: fetched orders are committed as their answers arrive", () => {
       const worker = await harness.worker({ sql, orderRefreshPollMs: 600_000 });
       const ids = await harness.ingest((e) => e.data.order_id === order.id);
       expect(ids.length).toBeGreaterThan(0);
-      await waitFor("the event settled with a pool of one connection", () => settled(harness.db, ids));
+      await waitFor(() => settled(harness.db, ids), {
+        what: "the event settled with a pool of one connection",
+      });
       expect(await replicaVersion(harness, order.id)).toBe(harness.sandbox.truth.order(order.id)!.version);
       await worker.stop();
     } finally {

@@ -1,14 +1,8 @@
 import { type EventEnvelope, storeEventsAndEnqueue } from "@loops-sync/db";
 import { createWorkerMetrics } from "@loops-sync/worker";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  APPLICATION_ID,
-  createHarness,
-  type Harness,
-  outcomes,
-  settled,
-  waitFor,
-} from "./support/harness.ts";
+import { waitFor } from "#testkit/wait-for";
+import { APPLICATION_ID, createHarness, type Harness, outcomes, settled } from "./support/harness.ts";
 
 const ORDER_FETCH = "GET /orders/{order_id}";
 const MERCHANT = "mer_demo_1";
@@ -36,7 +30,7 @@ describe("worker: order events", () => {
     const order = h.sandbox.createOrder({ merchantId: MERCHANT });
     h.sandbox.advanceOrder(order.id);
     const ids = await h.ingest(eventsOf(order.id));
-    await waitFor("events settled", () => settled(h.db, ids));
+    await waitFor(() => settled(h.db, ids), { what: "events settled" });
     const truth = h.sandbox.truth.order(order.id)!;
     const stored = await replicaOrder(order.id);
     expect(stored).toMatchObject({ version: truth.version, status: truth.status });
@@ -57,10 +51,10 @@ describe("worker: order events", () => {
     const all = h.sandbox.truth.events().filter((e) => e.data.order_id === order.id);
     const v3 = all.filter((e) => e.data.version === 3).map((e) => e.id);
     await h.ingest((e) => v3.includes(e.id));
-    await waitFor("v3 applied", () => settled(h.db, v3));
+    await waitFor(() => settled(h.db, v3), { what: "v3 applied" });
     const fetches = h.calls(ORDER_FETCH);
     const older = await h.ingest(eventsOf(order.id));
-    await waitFor("older events settled", () => settled(h.db, older));
+    await waitFor(() => settled(h.db, older), { what: "older events settled" });
     expect(Object.values(await outcomes(h.db, older))).toEqual(["stale", "stale"]);
     expect((await replicaOrder(order.id))!.version).toBe(3);
     expect(h.calls(ORDER_FETCH)).toBe(fetches);
@@ -69,7 +63,7 @@ describe("worker: order events", () => {
   it("applies duplicates once: a redelivered event and a re-run job fetch nothing more", async () => {
     const order = h.sandbox.createOrder({ merchantId: MERCHANT });
     const ids = await h.ingest(eventsOf(order.id));
-    await waitFor("first copy settled", () => settled(h.db, ids));
+    await waitFor(() => settled(h.db, ids), { what: "first copy settled" });
     const fetches = h.calls(ORDER_FETCH);
     const events = h.sandbox.truth.events().filter((e) => ids.includes(e.id)) as unknown as EventEnvelope[];
     const again = await h.db.sql.begin((tx) =>
@@ -79,11 +73,14 @@ describe("worker: order events", () => {
     // A process_events job run a second time (say, after a crash before it was marked done).
     await h.db
       .sql`select graphile_worker.add_job('process_events', json_build_object('eventIds', ${ids}::text[]))`;
-    await waitFor("re-run job done", async () => {
-      const [row] = await h.db
-        .sql`select count(*)::int as n from graphile_worker.jobs where task_identifier = 'process_events'`;
-      return row!.n === 0;
-    });
+    await waitFor(
+      async () => {
+        const [row] = await h.db
+          .sql`select count(*)::int as n from graphile_worker.jobs where task_identifier = 'process_events'`;
+        return row!.n === 0;
+      },
+      { what: "re-run job done" },
+    );
     expect(h.calls(ORDER_FETCH)).toBe(fetches);
     expect(Object.values(await outcomes(h.db, ids))).toEqual(["applied"]);
   });
@@ -104,7 +101,7 @@ describe("worker: order events", () => {
       storeEventsAndEnqueue(tx, [ours], { source: "cli", applicationId: undefined }),
     );
     expect(stored.enqueued).toEqual([ours.id]);
-    await waitFor("self event settled", () => settled(h.db, [ours.id]));
+    await waitFor(() => settled(h.db, [ours.id]), { what: "self event settled" });
     expect(await outcomes(h.db, [ours.id])).toEqual({ [ours.id]: "ignored_self" });
     expect(await replicaOrder(order.id)).toBeUndefined();
     expect(h.calls(ORDER_FETCH)).toBe(fetches);
@@ -120,7 +117,7 @@ describe("worker: order events", () => {
     // One webhook each, newest first, as a reordering network might deliver them.
     const ids: string[] = [];
     for (const e of [...burst].reverse()) ids.push(...(await h.ingest((x) => x.id === e.id)));
-    await waitFor("burst settled", () => settled(h.db, ids));
+    await waitFor(() => settled(h.db, ids), { what: "burst settled" });
     expect(h.calls(ORDER_FETCH) - fetches).toBeLessThanOrEqual(2);
     expect((await replicaOrder(order.id))!.version).toBe(h.sandbox.truth.order(order.id)!.version);
   });
@@ -138,7 +135,7 @@ describe("worker: order events", () => {
       storeEventsAndEnqueue(tx, [ghost], { source: "webhook", applicationId: APPLICATION_ID }),
     );
     const fetches = h.calls(ORDER_FETCH);
-    await waitFor("ghost settled", () => settled(h.db, [ghost.id]));
+    await waitFor(() => settled(h.db, [ghost.id]), { what: "ghost settled" });
     const [row] = await h.db.sql`select outcome, error, outcome_at from sync.events where id = ${ghost.id}`;
     expect(row).toMatchObject({ outcome: "failed" });
     expect(row!.error).toMatch(/404/);
@@ -170,7 +167,7 @@ describe("worker: order events", () => {
       storeEventsAndEnqueue(tx, [...events, ghost], { source: "webhook", applicationId: APPLICATION_ID }),
     );
     const all = [...events.map((e) => e.id), ghost.id];
-    await waitFor("batch settled", () => settled(h.db, all));
+    await waitFor(() => settled(h.db, all), { what: "batch settled" });
     const result = await outcomes(h.db, all);
     expect(result[ghost.id]).toBe("failed");
     expect(events.map((e) => result[e.id])).toEqual(events.map(() => "applied"));
@@ -202,10 +199,13 @@ describe("worker: order events", () => {
     };
     await storeEventsAndEnqueue(h.db.sql, [ahead], { source: "webhook", applicationId: APPLICATION_ID });
     const key = `order:${MERCHANT}:${order.id}`;
-    await waitFor("handed to refresh_order", async () => {
-      const [job] = await h.db.sql`select count(*)::int as n from graphile_worker.jobs where key = ${key}`;
-      return job!.n === 1;
-    });
+    await waitFor(
+      async () => {
+        const [job] = await h.db.sql`select count(*)::int as n from graphile_worker.jobs where key = ${key}`;
+        return job!.n === 1;
+      },
+      { what: "handed to refresh_order" },
+    );
     expect(await outcomes(h.db, [ahead.id])).toEqual({ [ahead.id]: "pending" });
     expect((await replicaOrder(order.id))!.version).toBe(first);
 
@@ -213,7 +213,7 @@ describe("worker: order events", () => {
     await h.db.sql`
       select graphile_worker.reschedule_jobs(
         array(select id from graphile_worker.jobs where key = ${key}), run_at => now())`;
-    await waitFor("applied once upstream caught up", () => settled(h.db, [ahead.id]));
+    await waitFor(() => settled(h.db, [ahead.id]), { what: "applied once upstream caught up" });
     expect(await outcomes(h.db, [ahead.id])).toEqual({ [ahead.id]: "applied" });
     expect((await replicaOrder(order.id))!.version).toBe(first + 1);
   });
@@ -230,7 +230,7 @@ describe("worker: order events", () => {
       source: "webhook",
       applicationId: APPLICATION_ID,
     });
-    await waitFor("unversioned event settled", () => settled(h.db, [unversioned.id]));
+    await waitFor(() => settled(h.db, [unversioned.id]), { what: "unversioned event settled" });
     expect(await outcomes(h.db, [unversioned.id])).toEqual({ [unversioned.id]: "applied" });
     expect(h.calls(ORDER_FETCH) - fetches).toBe(1);
     expect((await replicaOrder(order.id))!.version).toBe(h.sandbox.truth.order(order.id)!.version);
@@ -249,7 +249,7 @@ describe("worker: order events", () => {
       expect(legacy.count).toBe(2);
     });
     const ids = events.map((e) => e.id);
-    await waitFor("legacy queue row answered", () => settled(h.db, ids));
+    await waitFor(() => settled(h.db, ids), { what: "legacy queue row answered" });
     expect(Object.values(await outcomes(h.db, ids)).sort()).toEqual(["applied", "applied"]);
     expect((await replicaOrder(order.id))!.version).toBe(h.sandbox.truth.order(order.id)!.version);
   });
@@ -260,7 +260,7 @@ describe("worker: order events", () => {
     await h.db.sql.begin((tx) =>
       storeEventsAndEnqueue(tx, [odd], { source: "webhook", applicationId: APPLICATION_ID }),
     );
-    await waitFor("unknown type settled", () => settled(h.db, [odd.id]));
+    await waitFor(() => settled(h.db, [odd.id]), { what: "unknown type settled" });
     expect(await outcomes(h.db, [odd.id])).toEqual({ [odd.id]: "unhandled" });
     const [failed] = await h.db
       .sql`select count(*)::int as n from graphile_worker.jobs where last_error is not null`;

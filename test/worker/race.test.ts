@@ -2,7 +2,8 @@ import { connect, type EventEnvelope, type Sql } from "@loops-sync/db";
 import { LoopsClient } from "@loops-sync/loops-client";
 import { DEFAULT_SANDBOX_CREDENTIALS } from "@loops-sync/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createHarness, type Harness, settled, waitFor } from "./support/harness.ts";
+import { waitFor } from "#testkit/wait-for";
+import { createHarness, type Harness, settled } from "./support/harness.ts";
 
 let h: Harness;
 const pools: Sql[] = [];
@@ -66,12 +67,15 @@ describe("worker: several workers at once", () => {
       ids.push(...(await h.ingest((e: EventEnvelope) => e.merchant_id === "mer_demo_1")));
       await new Promise((r) => setTimeout(r, 80));
     }
-    await waitFor("all events settled", () => settled(h.db, ids), 20_000);
-    await waitFor("queue drained", async () => {
-      const [row] = await h.db
-        .sql`select count(*)::int as n from graphile_worker.jobs where task_identifier = 'refresh_order'`;
-      return row!.n === 0;
-    });
+    await waitFor(() => settled(h.db, ids), { what: "all events settled", timeoutMs: 20_000 });
+    await waitFor(
+      async () => {
+        const [row] = await h.db
+          .sql`select count(*)::int as n from graphile_worker.jobs where task_identifier = 'refresh_order'`;
+        return row!.n === 0;
+      },
+      { what: "queue drained" },
+    );
     for (const order of orders) {
       const truth = h.sandbox.truth.order(order.id)!;
       const [stored] = await h.db.sql`

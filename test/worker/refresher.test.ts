@@ -1,6 +1,7 @@
 import { createWorkerMetrics } from "@loops-sync/worker";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createHarness, type Harness, settled, waitFor } from "./support/harness.ts";
+import { waitFor } from "#testkit/wait-for";
+import { createHarness, type Harness, settled } from "./support/harness.ts";
 
 const MERCHANT = "mer_demo_1";
 
@@ -37,7 +38,7 @@ describe("worker: order refresher", () => {
       await lock`select id from sync.order_refresh where order_id = ${order.id} for update`;
       const before = await batchesRun();
       await h.db.sql`select pg_notify('loops_sync_order_refresh', '')`;
-      await waitFor("an empty batch", async () => (await batchesRun()) > before);
+      await waitFor(async () => (await batchesRun()) > before, { what: "an empty batch" });
       await lock`delete from sync.order_refresh where order_id = ${order.id}`;
       await lock`commit`;
     } finally {
@@ -46,7 +47,7 @@ describe("worker: order refresher", () => {
     // The order's real event: it must not wait for the (10-minute) poll.
     const ids = await h.ingest((e) => e.data.order_id === order.id);
     expect(ids.length).toBeGreaterThan(0);
-    await waitFor("the event settled without a poll", () => settled(h.db, ids));
+    await waitFor(() => settled(h.db, ids), { what: "the event settled without a poll" });
     const [row] = await h.db.sql`select version from replica.orders where id = ${order.id}`;
     expect(row!.version).toBe(h.sandbox.truth.order(order.id)!.version);
   });
@@ -63,7 +64,7 @@ describe("worker: order refresher", () => {
       heldIds = await h.ingest((e) => e.data.order_id === held.id);
       const freeIds = await h.ingest((e) => e.data.order_id === free.id);
       const before = fetches();
-      await waitFor("the free order applied while the other is held", () => settled(h.db, freeIds));
+      await waitFor(() => settled(h.db, freeIds), { what: "the free order applied while the other is held" });
       // The held order was neither fetched nor settled, and its row is still queued.
       expect(fetches() - before).toBe(1);
       expect(await settled(h.db, heldIds)).toBe(false);
@@ -75,7 +76,7 @@ describe("worker: order refresher", () => {
       lock.release();
     }
     // No NOTIFY and no poll (10 minutes here) follow the release: the refresher comes back by itself.
-    await waitFor("the held order applied once released", () => settled(h.db, heldIds));
+    await waitFor(() => settled(h.db, heldIds), { what: "the held order applied once released" });
     const [row] = await h.db.sql`select version from replica.orders where id = ${held.id}`;
     expect(row!.version).toBe(h.sandbox.truth.order(held.id)!.version);
   });

@@ -1,14 +1,8 @@
 import { type EventEnvelope, storeEventsAndEnqueue } from "@loops-sync/db";
 import type { MenuImportParams } from "@loops-sync/loops-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  APPLICATION_ID,
-  createHarness,
-  type Harness,
-  outcomes,
-  settled,
-  waitFor,
-} from "./support/harness.ts";
+import { waitFor } from "#testkit/wait-for";
+import { APPLICATION_ID, createHarness, type Harness, outcomes, settled } from "./support/harness.ts";
 
 const MERCHANT = "mer_demo_1";
 let h: Harness;
@@ -42,21 +36,23 @@ describe("worker: merchants, locations, channels, jobs and menus", () => {
   it("refreshes the configured merchant's locations, channel connections, channels and profile at start", async () => {
     const api = h.client.forMerchant(MERCHANT);
     const locations = (await api.locations.list()).data;
-    await waitFor("locations and profile stored", async () => {
-      return (
-        (await count("replica.locations", MERCHANT)) === locations.length &&
-        (await count("replica.merchants")) === 1 &&
-        (await count("replica.connections")) === 1 &&
-        (await count("replica.channels")) > 0
-      );
-    });
+    await waitFor(
+      async () => {
+        return (
+          (await count("replica.locations", MERCHANT)) === locations.length &&
+          (await count("replica.merchants")) === 1 &&
+          (await count("replica.connections")) === 1 &&
+          (await count("replica.channels")) > 0
+        );
+      },
+      { what: "locations and profile stored" },
+    );
     const connections = (
       await Promise.all(locations.map((l) => api.locations.channelConnections(l.id)))
     ).flat();
-    await waitFor(
-      "channel connections stored",
-      async () => (await count("replica.channel_connections", MERCHANT)) === connections.length,
-    );
+    await waitFor(async () => (await count("replica.channel_connections", MERCHANT)) === connections.length, {
+      what: "channel connections stored",
+    });
     const [olaya] = await h.db
       .sql`select name_en, name_ar, timezone, status from replica.locations where id = 'loc_demo_1a'`;
     const truth = locations.find((l) => l.id === "loc_demo_1a")!;
@@ -76,10 +72,14 @@ describe("worker: merchants, locations, channels, jobs and menus", () => {
     await h.db.sql`delete from replica.channel_connections where location_id = 'loc_demo_1b'`;
     const order = h.sandbox.createOrder({ merchantId: MERCHANT, locationId: "loc_demo_1b" });
     const ids = await h.ingest((e: EventEnvelope) => e.data.order_id === order.id);
-    await waitFor("location back", async () => {
-      const [row] = await h.db.sql`select count(*)::int as n from replica.locations where id = 'loc_demo_1b'`;
-      return row!.n === 1 && (await settled(h.db, ids));
-    });
+    await waitFor(
+      async () => {
+        const [row] = await h.db
+          .sql`select count(*)::int as n from replica.locations where id = 'loc_demo_1b'`;
+        return row!.n === 1 && (await settled(h.db, ids));
+      },
+      { what: "location back" },
+    );
     const [connections] = await h.db.sql`
       select count(*)::int as n from replica.channel_connections where location_id = 'loc_demo_1b'`;
     expect(connections!.n).toBeGreaterThan(0);
@@ -101,7 +101,7 @@ describe("worker: merchants, locations, channels, jobs and menus", () => {
       storeEventsAndEnqueue(tx, [fromWebApp], { source: "webhook", applicationId: APPLICATION_ID }),
     );
     const ids = [fromWebApp.id];
-    await waitFor("job.completed settled", () => settled(h.db, ids));
+    await waitFor(() => settled(h.db, ids), { what: "job.completed settled" });
     expect(await outcomes(h.db, ids)).toEqual({ [ids[0]!]: "applied" });
     const [stored] = await h.db
       .sql`select type, status, brand_id, merchant_id from replica.jobs where id = ${job.id}`;
@@ -129,7 +129,7 @@ describe("worker: merchants, locations, channels, jobs and menus", () => {
     await h.db.sql.begin((tx) =>
       storeEventsAndEnqueue(tx, [approved], { source: "webhook", applicationId: undefined }),
     );
-    await waitFor("profile event settled", () => settled(h.db, [approved.id]));
+    await waitFor(() => settled(h.db, [approved.id]), { what: "profile event settled" });
     expect(await outcomes(h.db, [approved.id])).toEqual({ [approved.id]: "applied" });
     expect(await count("replica.merchants")).toBe(1);
   });

@@ -2,7 +2,8 @@ import type { EventEnvelope } from "@loops-sync/db";
 import { LoopsClient } from "@loops-sync/loops-client";
 import { DEFAULT_SANDBOX_CREDENTIALS } from "@loops-sync/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createHarness, type Harness, outcomes, settled, waitFor } from "./support/harness.ts";
+import { waitFor } from "#testkit/wait-for";
+import { createHarness, type Harness, outcomes, settled } from "./support/harness.ts";
 
 let h: Harness;
 beforeAll(async () => {
@@ -39,7 +40,7 @@ describe("worker: tolerance of new upstream values", () => {
   it("stores an order whose status it has never heard of, and the event is applied", async () => {
     const order = h.sandbox.createOrder({ merchantId: "mer_demo_1" });
     const ids = await h.ingest((e: EventEnvelope) => e.data.order_id === order.id);
-    await waitFor("event settled", () => settled(h.db, ids));
+    await waitFor(() => settled(h.db, ids), { what: "event settled" });
     expect(await outcomes(h.db, ids)).toEqual({ [ids[0]!]: "applied" });
     const [stored] = await h.db.sql`select status from replica.orders where id = ${order.id}`;
     expect(stored).toEqual({ status: "handed_to_drone" });

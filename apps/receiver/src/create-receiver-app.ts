@@ -46,8 +46,8 @@ export interface ReceiverAppOptions {
   maxBatchSize?: number;
   /**
    * Group-commit transactions at once (pool connections used). Default: 1: one commit in flight gathers the
-   * requests that arrive meanwhile into the next, so batches are larger and each event costs less; on these
-   * 2 cores 11.0-11.5k webhooks/s with p99 16-18 ms against 9.5-10.2k and 20-26 ms with 2 (bench/README.md).
+   * requests that arrive meanwhile into the next, so batches are larger and each event costs less (a second
+   * commit at once measured worse: docs/decisions.md, "Group commit").
    */
   maxConcurrentCommits?: number;
 }

@@ -81,8 +81,8 @@ export function createEventStore({
       a.merchant_id === b.merchant_id ? (a.id < b.id ? -1 : 1) : a.merchant_id < b.merchant_id ? -1 : 1,
     );
     // ONE statement, outside an explicit transaction: Postgres runs it atomically in a transaction of its
-    // own, so a commit costs one round trip (sql.begin costs three: BEGIN, the statement, COMMIT; measured
-    // 8.2k -> 10.5k webhooks/s in bench/README.md). A statement still running after the timeout is
+    // own, so a commit costs one round trip (sql.begin costs three: BEGIN, the statement, COMMIT; see
+    // docs/decisions.md, "Group commit"). A statement still running after the timeout is
     // cancelled, as statement_timeout did: nothing of it is stored.
     const result = await storeEventsAndEnqueue(
       sql,

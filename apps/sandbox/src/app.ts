@@ -44,7 +44,7 @@ export function createSandboxApp(services: SandboxServices): Hono<ApiEnv> {
     },
   });
   // Only where a request may carry a body: bodyLimit reads `c.req.raw.body`, which makes @hono/node-server
-  // build a whole fetch Request for the call (a GET too), ~8 % of the sandbox's CPU in the freshness bench.
+  // build a whole fetch Request for the call (a GET too), CPU the benchmarks' stand-in cannot spare.
   v1.use("*", (c, next) => (BODYLESS_METHODS.has(c.req.method) ? next() : limitBody(c, next)));
   v1.route("/", connectionRoutes(services));
   v1.route("/", merchantRoutes(services));

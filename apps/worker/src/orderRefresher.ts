@@ -34,7 +34,7 @@ export interface OrderRefresher {
  * fetching are tried again shortly after). Fetched orders are committed by one shared applier as they
  * arrive, and the calls in flight are bounded for the whole worker. A paused merchant or a failed batch's
  * merchant is left alone until the next poll, so nothing spins. Why not graphile-worker jobs, and how the
- * pieces fit: docs/decisions.md, "Batched order refreshes" and "Fetched orders committed as they arrive".
+ * pieces fit: docs/decisions.md, "Orders are refreshed outside graphile-worker" and the records after it.
  */
 export async function startOrderRefresher(
   ctx: WorkerContext,

@@ -70,8 +70,8 @@ type Fetched =
   | { claim: Claimed; order: OrderInput; fetchedAt: number }
   /**
    * Fetched and committed by the applier. The order itself is not kept: a batch lives up to
-   * ORDER_BATCH_JOIN_MS and more, and orders held that long were promoted to the old generation by the
-   * hundred per second (a major GC every 0.7 s in the worker at 1,000 events/s; bench/README.md).
+   * ORDER_BATCH_JOIN_MS and more, and orders held that long reach V8's old generation, whose collections
+   * are the expensive ones.
    */
   | { claim: Claimed; applied: ApplyOrderResult }
   /** `apply`: fetched, but its commit failed (the database refused it, or gave up waiting for a lock). */

@@ -89,8 +89,8 @@ export async function storeEventsAndEnqueue(
   }
   const self = applicationId ?? null;
   // The events as ONE JSON array, its columns read out server-side: one string parameter instead of nine
-  // arrays (postgres.js escapes every element of a text[]; the receiver spent ~5 % of its CPU on that and
-  // on serializing the envelopes it had just parsed from these very texts). One prepared plan for any
+  // arrays (postgres.js escapes every element of a text[], and the envelopes would be serialized again
+  // right after being parsed from these very texts). One prepared plan for any
   // batch size. Data-modifying CTEs always run; the job CTE is a SELECT, so the final query references it
   // (evaluated once, as an InitPlan).
   const json = texts ? `[${texts.join(",")}]` : JSON.stringify(events);

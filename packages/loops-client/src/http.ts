@@ -23,9 +23,9 @@ export type HttpFetch = (url: string, init: HttpRequestInit) => Promise<HttpResp
 
 /**
  * The default HttpFetch: undici's request API on a keep-alive pool of this client's own. The same
- * undici as the global fetch underneath, without the WHATWG Request/Response/stream objects: about a third
- * of fetch's CPU per call (42–55 µs against 128–152 µs for a GET of an order, measured on these 2 cores),
- * which the worker spends once per order event. A multipart body (document uploads) goes through fetch.
+ * undici as the global fetch underneath, without the WHATWG Request/Response/stream objects, whose CPU per
+ * call the worker would spend once per order event (docs/decisions.md). A multipart body (document
+ * uploads) goes through fetch.
  */
 export function createUndiciFetch(): HttpFetch {
   const agent = new Agent({ keepAliveTimeout: 30_000 });

@@ -63,7 +63,7 @@ export function createWebhookVerifier({
   secrets,
   toleranceSeconds = 300,
 }: WebhookVerifierOptions): WebhookVerifier {
-  // A KeyObject skips re-importing the key on every HMAC (measured here: 14 µs → 3 µs per request).
+  // KeyObjects once: createHmac with a raw key imports it again on every call, per request.
   const keys = decodeWebhookSecrets(secrets).map((key) => createSecretKey(key));
   if (!Number.isFinite(toleranceSeconds) || toleranceSeconds < 0) {
     throw new RangeError(`toleranceSeconds must be a number of seconds ≥ 0, got ${toleranceSeconds}`);

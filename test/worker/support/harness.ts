@@ -77,20 +77,6 @@ export async function createHarness(): Promise<Harness> {
   };
 }
 
-/** Polls `check` until it returns true; fails with `what` after `timeoutMs`. */
-export async function waitFor(
-  what: string,
-  check: () => Promise<boolean> | boolean,
-  timeoutMs = 10_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check()) return;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 /** Outcomes of stored events, by id. */
 export async function outcomes(db: TestDatabase, ids: readonly string[]): Promise<Record<string, string>> {
   const rows = await db.sql<{ id: string; outcome: string }[]>`

@@ -14,7 +14,7 @@ export function routeLabel(method: string, path: string): string {
 /**
  * Waits `ms`, or less if the client hangs up (or the sandbox closes) meanwhile; false then. It listens for the
  * response's socket closing: `c.req.raw.signal` would make @hono/node-server build a whole fetch Request for
- * every slowed call, ~8 % of the sandbox's CPU in the freshness bench.
+ * every slowed call, and the sandbox shares the service's CPU in the benchmarks (bench/results/).
  */
 async function slowAnswer(c: Context<ApiEnv>, ms: number): Promise<boolean> {
   const { outgoing } = c.env;

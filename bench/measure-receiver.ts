@@ -1,9 +1,9 @@
 import { type ChildProcess, fork } from "node:child_process";
 import type { Sql } from "@loops-sync/db";
-import { PRODUCT_NODE_FLAGS, readMemory } from "./cliProcess.ts";
-import { type LoadResult, runLoad } from "./loadGenerator.ts";
-import { measureRawInserts } from "./rawInserts.ts";
-import { createWebhookSigner } from "./signedWebhook.ts";
+import { PRODUCT_NODE_FLAGS, readMemory } from "./cli-process.ts";
+import { measureRawInserts } from "./measure-raw-inserts.ts";
+import { type LoadResult, runLoad } from "./run-load.ts";
+import { createWebhookSigner } from "./webhook-signer.ts";
 
 export interface ReceiverFigures {
   bare: LoadResult;
@@ -127,6 +127,13 @@ export async function measureReceiver({
   const concurrency = Number(process.env.BENCH_COMMITS || 1);
   const raw = await measureRawInserts({ sql, batchSize, concurrency, seconds });
 
+  for (const [name, load] of Object.entries({ bare, receiver, withoutApplicationId })) {
+    if (load.signedDuringRun > 0) {
+      console.warn(
+        `receiver phase: ${load.signedDuringRun} requests to ${name} were signed during the timed run (the pre-signed pool ran out; raise BENCH_PRESIGNED_PER_SECOND)`,
+      );
+    }
+  }
   return {
     bare,
     receiver,

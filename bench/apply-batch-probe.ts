@@ -1,10 +1,10 @@
-// `node bench/applyBatchProbe.ts [--orders 1000]`: what one replica write costs alone and in batches, on
+// `node bench/apply-batch-probe.ts [--orders 1000]`: what one replica write costs alone and in batches, on
 // the run's own database. One order per transaction with its events resolved is what each refresh_order
 // job does; `applyOrdersIfNewer` in batches is what a batched refresh (and the catch-up list path) does.
 import { parseArgs } from "node:util";
 import { startSandbox } from "@loops-sync/sandbox";
 import { applyOrdersIfNewer, resolveOrderEvents } from "@loops-sync/worker";
-import { openBenchServer } from "./benchDatabase.ts";
+import { openBenchServer } from "./bench-database.ts";
 import { describeMachine, formatLoad } from "./machine.ts";
 
 const { values } = parseArgs({ options: { orders: { type: "string", default: "1000" } } });

@@ -1,4 +1,4 @@
-import type { SeedItem, SeedLocation, SeedOrder } from "./seedOrders.ts";
+import type { SeedItem, SeedLocation, SeedOrder } from "./seed-orders.ts";
 
 export const LOCATIONS: SeedLocation[] = [
   { id: "loc_olaya", merchantId: "mer_a", timezone: "Asia/Riyadh", nameEn: "Olaya", nameAr: "العليا" },

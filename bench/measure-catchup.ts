@@ -1,7 +1,7 @@
 import type { Sql } from "@loops-sync/db";
 import { type Sandbox, startSandbox } from "@loops-sync/sandbox";
-import { readMemory, startCliProcess } from "./cliProcess.ts";
-import { serviceEnv, startWorkerProcess } from "./serviceProcesses.ts";
+import { readMemory, startCliProcess } from "./cli-process.ts";
+import { serviceEnv, startWorkerProcess } from "./service-processes.ts";
 
 export interface CatchupFigures {
   events: number;
@@ -129,9 +129,9 @@ function makeBacklog(sandbox: Sandbox, events: number, orders: number): void {
   }
 }
 
-/** runCatchup in a process of its own (bench/catchupChild.ts), as `loops-sync catchup` runs it. */
+/** runCatchup in a process of its own (bench/catchup-child.ts), as `loops-sync catchup` runs it. */
 async function runCatchupCommand(env: Record<string, string>): Promise<{ peakRss: number | undefined }> {
-  const command = startCliProcess(["catchup"], env, new URL("./catchupChild.ts", import.meta.url).pathname);
+  const command = startCliProcess(["catchup"], env, new URL("./catchup-child.ts", import.meta.url).pathname);
   let peakRss: number | undefined;
   // VmHWM is gone with the process: sample it while it runs.
   const sampler = setInterval(() => {

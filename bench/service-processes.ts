@@ -1,5 +1,5 @@
 import type { Sandbox } from "@loops-sync/sandbox";
-import { type CliProcess, startCliProcess } from "./cliProcess.ts";
+import { type CliProcess, startCliProcess } from "./cli-process.ts";
 
 export interface ServiceEnvOptions {
   databaseUrl: string;

@@ -1,4 +1,4 @@
-import type { SeedLocation, SeedOrder } from "./seedOrders.ts";
+import type { SeedLocation, SeedOrder } from "./seed-orders.ts";
 
 /** The reports computed in TypeScript, independently of the SQL, from the same orders. */
 

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { Sandbox } from "@loops-sync/sandbox";
 import { Pool } from "undici";
-import type { WebhookSigner } from "./signedWebhook.ts";
+import type { WebhookSigner } from "./webhook-signer.ts";
 
 export interface SentEvent {
   orderId: string;

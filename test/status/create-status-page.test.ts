@@ -1,11 +1,6 @@
 import { connect } from "@loops-sync/db";
+import { createStatusPage, StatusPageError, type SyncStatus, serveStatusPage } from "@loops-sync/status";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
-import {
-  createStatusPage,
-  StatusPageError,
-  type SyncStatus,
-  serveStatusPage,
-} from "../../packages/status/src/index.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 
 describe("createStatusPage", () => {

@@ -2,19 +2,19 @@ import { monitorEventLoopDelay } from "node:perf_hooks";
 import type { Sql } from "@loops-sync/db";
 import { LoopsClient } from "@loops-sync/loops-client";
 import { type Sandbox, startSandbox } from "@loops-sync/sandbox";
-import { readMemory } from "./cliProcess.ts";
-import { type StageTimes, startJobTrace } from "./jobTrace.ts";
-import { type SentEvent, sendOrderTraffic } from "./orderTraffic.ts";
+import { readMemory } from "./cli-process.ts";
+import { type StageTimes, startJobTrace } from "./job-trace.ts";
 import { percentile } from "./percentile.ts";
-import { watchReplicaVersions } from "./replicaWatch.ts";
+import { type SentEvent, sendOrderTraffic } from "./send-order-traffic.ts";
 import {
   type RunningService,
   serviceEnv,
   startReceiverProcess,
   startWorkerProcess,
-} from "./serviceProcesses.ts";
-import { createWebhookSigner } from "./signedWebhook.ts";
-import { readWorkerStages, type StageFigure, stagesBetween } from "./workerStages.ts";
+} from "./service-processes.ts";
+import { watchReplicaVersions } from "./watch-replica-versions.ts";
+import { createWebhookSigner } from "./webhook-signer.ts";
+import { readWorkerStages, type StageFigure, stagesBetween } from "./worker-stages.ts";
 
 export interface FreshnessFigures {
   rate: number;
@@ -127,8 +127,8 @@ export async function measureFreshness({
     // Warm-up: token, locations, JIT and pools; not counted.
     await sendOrderTraffic({ ...traffic, seconds: 1 });
     // The measured window starts with an idle worker, not with the warm-up's backlog (bounded wait), nor
-    // with the catch-up every worker runs as it starts (2,400 API calls in the first 2-3 s here: it made
-    // the first second of every run the slowest, p50 ~60 ms against 36; session 5).
+    // with the catch-up every worker runs as it starts (its burst of API calls made the first seconds of
+    // every run the slowest).
     await worker.process.waitForLine((l) => l.msg === "catch-up run finished", 30_000);
     await waitForIdleWorker(sql, 30_000);
     const fetchesBefore = sandbox.stats().apiCalls["GET /orders/{order_id}"] ?? 0;
@@ -246,8 +246,8 @@ function watchLoopDelay() {
 
 /**
  * BENCH_VERBOSE: freshness per second of the measured window (by ack time, with the wall clock), so a slow
- * second can be laid beside the processes' GC and log lines (session 5 found the p99 made by one or two
- * seconds in which the worker's and the receiver's major GCs met).
+ * second can be laid beside the processes' GC and log lines (a run's p99 can be made by one or two seconds
+ * in which the worker's and the receiver's major GCs meet).
  */
 function printWindows(byAck: [number, number][]) {
   if (byAck.length === 0) return;

@@ -4,11 +4,10 @@
 
 import { type ChildProcess, spawn } from "node:child_process";
 import { createWriteStream, mkdirSync, type WriteStream, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
-export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 /** Where every child's output lands; the secrets suite reads every file here. */
 export const LOG_DIR = path.join(REPO_ROOT, ".reports", "logs");
 const BIN = path.join(REPO_ROOT, "bin", "loops-sync");
@@ -158,18 +157,6 @@ function signalGroup(pid: number, signal: NodeJS.Signals): void {
   } catch {
     // Already gone.
   }
-}
-
-/** A port free right now on loopback, for a child that must come back on the same address after a restart. */
-export async function freePort(): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
-    });
-  });
 }
 
 /** The URL a receiver child logged ("receiver listening" with { url }). */

@@ -1,8 +1,8 @@
-import type { ServerInfo } from "./benchDatabase.ts";
-import type { CatchupFigures } from "./catchupPhase.ts";
-import type { FreshnessFigures } from "./freshnessPhase.ts";
+import type { ServerInfo } from "./bench-database.ts";
 import { formatLoad, type MachineInfo } from "./machine.ts";
-import type { ReceiverFigures } from "./receiverPhase.ts";
+import type { CatchupFigures } from "./measure-catchup.ts";
+import type { FreshnessFigures } from "./measure-freshness.ts";
+import type { ReceiverFigures } from "./measure-receiver.ts";
 
 export interface BenchResults {
   machineBefore: MachineInfo;

@@ -1,4 +1,4 @@
-// Child process of bench/catchupPhase.ts: one catch-up run (`runCatchup`, what `loops-sync catchup` and the
+// Child process of bench/measure-catchup.ts: one catch-up run (`runCatchup`, what `loops-sync catchup` and the
 // worker's catchup task call) in a process of its own, so its memory is measured apart. Reads the same
 // environment variables as loops-sync and prints its result as one JSON line.
 import { runCatchup } from "@loops-sync/catchup";

@@ -1,9 +1,9 @@
+import { type ServedStatusPage, serveStatusPage } from "@loops-sync/status";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ServedStatusPage, serveStatusPage } from "../../packages/status/src/index.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 import { CHROMIUM, launchChromium, skipWithoutChromium } from "./chromium.ts";
-import { seedSyncState } from "./seedSyncState.ts";
+import { seedSyncState } from "./seed-sync-state.ts";
 
 const skip = skipWithoutChromium;
 if (skip) {

@@ -1,0 +1,40 @@
+import { readdir, readFile } from "node:fs/promises";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+const root = fileURLToPath(new URL("../../", import.meta.url));
+
+async function sources(folder: string): Promise<string[]> {
+  const entries = await readdir(path.join(root, folder), { recursive: true, withFileTypes: true });
+  return entries
+    .filter((e) => e.isFile() && e.name.endsWith(".ts"))
+    .map((e) => path.relative(root, path.join(e.parentPath, e.name)));
+}
+
+/** Files of `folder` with an import or dynamic import whose specifier resolves into `forbidden`. */
+async function importing(folder: string, forbidden: string): Promise<string[]> {
+  const offenders: string[] = [];
+  for (const file of await sources(folder)) {
+    const text = await readFile(path.join(root, file), "utf8");
+    for (const [, specifier] of text.matchAll(/(?:from|import\()\s*["']([^"']+)["']/g)) {
+      if (!specifier!.startsWith(".")) continue;
+      const target = path.relative(root, path.resolve(root, path.dirname(file), specifier!));
+      if (target === forbidden || target.startsWith(`${forbidden}/`))
+        offenders.push(`${file} → ${specifier}`);
+    }
+  }
+  return offenders;
+}
+
+describe("bench/ and test/ share code only through testkit/", () => {
+  it("bench imports nothing from test/", async () => {
+    expect(await importing("bench", "test")).toEqual([]);
+  });
+  it("test imports nothing from bench/", async () => {
+    expect(await importing("test", "bench")).toEqual([]);
+  });
+  it("testkit imports nothing from test/ or bench/", async () => {
+    expect([...(await importing("testkit", "test")), ...(await importing("testkit", "bench"))]).toEqual([]);
+  });
+});
