@@ -151,7 +151,7 @@ describe("worker metric labels", () => {
 });
 
 describe("Postgres unreachable", () => {
-  it("the 503 says retry later, without the driver's error", async () => {
+  it("the 503s (webhook and /readyz) say retry later, without the driver's error", async () => {
     const port = await new Promise<number>((resolve) => {
       const server = createServer().listen(0, "127.0.0.1", () => {
         const { port: p } = server.address() as { port: number };
@@ -166,6 +166,11 @@ describe("Postgres unreachable", () => {
       expect(result.headers.get("retry-after")).toBe("5");
       expect(result.json["detail"]).toMatch(/retry later/);
       expect(JSON.stringify(result.json)).not.toMatch(/ECONN|ENOTFOUND|127\.0\.0\.1|postgres|\(/i);
+      const ready = await fetch(`${down.url}/readyz`);
+      const body = (await ready.json()) as Record<string, unknown>;
+      expect([ready.status, body["code"]]).toEqual([503, "database_unavailable"]);
+      expect(body["detail"]).toMatch(/retry later/);
+      expect(JSON.stringify(body)).not.toMatch(/ECONN|ENOTFOUND|127\.0\.0\.1|postgres|\(/i);
     } finally {
       await down.close();
       await sql.end();

@@ -154,6 +154,7 @@ export function createReceiver({
     onQuery: (delta) => {
       readinessQueries += delta;
     },
+    logger,
   });
   app.all("/healthz", allow("GET, HEAD"));
   app.all("/readyz", allow("GET, HEAD"));
