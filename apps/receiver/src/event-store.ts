@@ -101,56 +101,62 @@ export function createEventStore({
   maxConcurrentCommits = 1,
   onBatch,
 }: EventStoreOptions): EventStore {
-  /** Sends one statement for `events` (unique ids) and records each id's result in `results`. */
-  async function storeOnce(events: ReceivedEvent[], results: Map<string, Result>): Promise<unknown> {
-    // Cancelled at the earliest deadline among them: no requester is answered 503 for a commit that lands later.
-    const remaining = Math.min(...events.map((e) => e.deadline)) - performance.now();
-    if (remaining <= 0) {
+  // An event with less time left than this is answered 503 unsent, so that under overload the oldest events
+  // are shed instead of every statement being cancelled at its oldest event's deadline.
+  const minCommitMs = Math.min(1000, timeoutMs / 5);
+
+  /**
+   * Sends one statement for the `candidates` (unique ids) with time left and records each id's result in
+   * `results`. Returns the events it sent and, if the statement failed, its error.
+   */
+  async function storeOnce(
+    candidates: ReceivedEvent[],
+    results: Map<string, Result>,
+  ): Promise<{ sent: ReceivedEvent[]; error?: unknown }> {
+    const now = performance.now();
+    const sent = candidates.filter((e) => e.deadline - now >= minCommitMs);
+    if (sent.length < candidates.length) {
       const late = new EventStoreError(
         "store_timeout",
-        `not sent: the requester's ${timeoutMs} ms had passed`,
+        `not sent: under ${minCommitMs} ms of ${timeoutMs} left`,
       );
-      for (const e of events) results.set(e.event.id, late);
-      return undefined;
+      for (const e of candidates) if (e.deadline - now < minCommitMs) results.set(e.event.id, late);
+      if (sent.length === 0) return { sent };
     }
+    // Cancelled at the earliest deadline among them: no requester is answered 503 for a commit that lands later.
+    const remaining = Math.min(...sent.map((e) => e.deadline)) - now;
     try {
       // ONE statement outside an explicit transaction: Postgres runs it atomically, in one round trip.
       const result = await storeEventsAndEnqueue(
         sql,
-        events.map((r) => r.event),
-        {
-          source: "webhook",
-          applicationId,
-          timeoutMs: Math.ceil(remaining),
-          texts: events.map((r) => r.text),
-        },
+        sent.map((r) => r.event),
+        { source: "webhook", applicationId, timeoutMs: Math.ceil(remaining), texts: sent.map((r) => r.text) },
       );
-      onBatch?.(events.length);
+      onBatch?.(sent.length);
       const self = new Set(result.ignoredSelf);
-      for (const { event } of events)
-        results.set(event.id, self.has(event.id) ? "ignored_self" : "duplicate");
+      for (const { event } of sent) results.set(event.id, self.has(event.id) ? "ignored_self" : "duplicate");
       for (const id of result.inserted) if (!self.has(id)) results.set(id, "stored");
-      return undefined;
+      return { sent };
     } catch (error) {
-      return error;
+      return { sent, error };
     }
   }
 
   /** Stores `events`; on a content refusal, bisects so only the events Postgres can never store fail. */
   async function storeIsolated(events: ReceivedEvent[], results: Map<string, Result>): Promise<void> {
-    const error = await storeOnce(events, results);
+    const { sent, error } = await storeOnce(events, results);
     if (error === undefined) return;
     const reason = classifyStoreError(error);
     if (reason === undefined) {
       // Transient: the statement is atomic, so none of these is stored and each may be retried.
       const failed = toStoreError(error);
-      for (const e of events) results.set(e.event.id, failed);
+      for (const e of sent) results.set(e.event.id, failed);
       return;
     }
-    if (events.length === 1) {
+    if (sent.length === 1) {
       const code = (error as { code?: string }).code;
       results.set(
-        events[0]!.event.id,
+        sent[0]!.event.id,
         new EventStoreError("unstorable_event", `Postgres refused the event (SQLSTATE ${code})`, {
           cause: error,
           reason,
@@ -158,9 +164,9 @@ export function createEventStore({
       );
       return;
     }
-    const half = Math.ceil(events.length / 2);
-    await storeIsolated(events.slice(0, half), results);
-    await storeIsolated(events.slice(half), results);
+    const half = Math.ceil(sent.length / 2);
+    await storeIsolated(sent.slice(0, half), results);
+    await storeIsolated(sent.slice(half), results);
   }
 
   async function commit(received: ReceivedEvent[]): Promise<Result[]> {
