@@ -39,7 +39,11 @@ const LINGER_MS = 2000;
  * after the client has had the chance to read the answer.
  */
 export function answerClientErrors(server: Server): void {
+  const answered = new WeakSet<Duplex>();
   server.on("clientError", (error: NodeJS.ErrnoException, socket: Duplex) => {
+    // The parser reports its error again for each later chunk: answer once.
+    if (answered.has(socket)) return;
+    answered.add(socket);
     const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
     if (error.code === "ECONNRESET" || !socket.writable || inFlight?.headersSent) {
       socket.destroy();
@@ -62,6 +66,7 @@ export function answerClientErrors(server: Server): void {
         body,
     );
     // Closing with unread bytes makes the kernel send a reset, which can overtake the answer: drain first.
+    socket.removeAllListeners("data");
     socket.on("data", () => {});
     socket.resume();
     setTimeout(() => socket.destroy(), LINGER_MS).unref();
