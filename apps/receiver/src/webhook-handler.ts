@@ -35,7 +35,6 @@ const TITLES: Record<number, string> = {
   401: "Unauthorized",
   413: "Payload too large",
   415: "Unsupported media type",
-  431: "Request header fields too large",
   422: "Unprocessable event",
   503: "Service unavailable",
 };
@@ -130,7 +129,7 @@ export function createWebhookHandler({
         return unstorable(
           event.id,
           error.reason,
-          `Postgres cannot store this event (SQLSTATE ${sqlstate})`,
+          `Postgres refuses this event's content (SQLSTATE ${sqlstate}); a retry cannot succeed`,
           sqlstate,
         );
       }
