@@ -1,6 +1,6 @@
 import type { Logger } from "@loops-sync/config";
 import type { Sql } from "@loops-sync/db";
-import { createWebhookVerifier } from "@loops-sync/webhooks";
+import { createWebhookVerifier, DEFAULT_MAX_ID_LENGTH, DEFAULT_MAX_JSON_DEPTH } from "@loops-sync/webhooks";
 import { Hono } from "hono";
 import { pino } from "pino";
 import type { Registry } from "prom-client";
@@ -30,6 +30,10 @@ export interface ReceiverAppOptions {
   toleranceSeconds?: number;
   /** Largest body accepted; larger ones get 413 without being read. Default: 262144 (256 KiB). */
   maxBodyBytes?: number;
+  /** Longest `id`, `type`, `merchant_id`, `location_id`, `connection_id`; longer get 422. Default: 255. */
+  maxIdLength?: number;
+  /** Deepest nesting of arrays and objects in a body; deeper get 422. Default: 64. */
+  maxJsonDepth?: number;
   /** Default: a silent logger. */
   logger?: Logger;
   /** Where metrics are registered. Default: a new Registry with Node's process metrics. */
@@ -38,7 +42,10 @@ export interface ReceiverAppOptions {
   statusPage?: boolean;
   /** Mounts more routes (e.g. the operator page at /status) before the 404/405 fallbacks. Default: none. */
   extraRoutes?: (app: ReceiverApp, context: ReceiverRouteContext) => void;
-  /** Longest wait for a commit before 503; the statement is cancelled then too. Default: 5000 ms. */
+  /**
+   * Longest wait for a commit before 503: an event still queued then is not sent, a statement still running
+   * then is cancelled (so a 503 always means "not stored"). Default: 5000 ms.
+   */
   storeTimeoutMs?: number;
   /** Retry-After on 503 answers, in seconds. Default: 5. */
   retryAfterSeconds?: number;
@@ -78,6 +85,8 @@ export function createReceiver({
   applicationId,
   toleranceSeconds = 300,
   maxBodyBytes = 262_144,
+  maxIdLength = DEFAULT_MAX_ID_LENGTH,
+  maxJsonDepth = DEFAULT_MAX_JSON_DEPTH,
   logger = pino({ level: "silent" }),
   registry,
   statusPage = true,
@@ -89,6 +98,10 @@ export function createReceiver({
 }: ReceiverAppOptions): Receiver {
   if (!Number.isInteger(maxBodyBytes) || maxBodyBytes <= 0) {
     throw new RangeError(`maxBodyBytes must be a whole number of bytes above 0, got ${maxBodyBytes}`);
+  }
+  for (const [name, value] of Object.entries({ maxIdLength, maxJsonDepth })) {
+    if (!Number.isInteger(value) || value <= 0)
+      throw new RangeError(`${name} must be a whole number above 0, got ${value}`);
   }
   const verifier = createWebhookVerifier({ secrets: webhookSecrets, toleranceSeconds });
   let readinessQueries = 0;
@@ -122,7 +135,16 @@ export function createReceiver({
   });
   app.post(
     "/webhooks/loops",
-    createWebhookHandler({ verifier, store, metrics, logger, maxBodyBytes, retryAfterSeconds }),
+    createWebhookHandler({
+      verifier,
+      store,
+      metrics,
+      logger,
+      maxBodyBytes,
+      retryAfterSeconds,
+      maxIdLength,
+      maxJsonDepth,
+    }),
   );
   app.all("/webhooks/loops", allow("POST"));
   mountHealthRoutes(app, {
@@ -132,6 +154,7 @@ export function createReceiver({
     onQuery: (delta) => {
       readinessQueries += delta;
     },
+    logger,
   });
   app.all("/healthz", allow("GET, HEAD"));
   app.all("/readyz", allow("GET, HEAD"));

@@ -1,3 +1,4 @@
+import type { Logger } from "@loops-sync/config";
 import { pendingMigrations, type Sql } from "@loops-sync/db";
 import type { Hono } from "hono";
 import type { Registry } from "prom-client";
@@ -13,6 +14,8 @@ export interface HealthRoutesOptions {
   readyTimeoutMs?: number;
   /** Counts the readiness query as a connection in use while it runs. */
   onQuery?: (delta: 1 | -1) => void;
+  /** Where a failed readiness check is logged. Default: none. */
+  logger?: Logger;
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
@@ -31,7 +34,7 @@ const unavailable = (code: string, detail: string) =>
 /** GET /healthz (the process answers), /readyz (database answers, migrations current), /metrics. */
 export function mountHealthRoutes(
   app: Hono<ReceiverEnv>,
-  { sql, registry, draining, readyTimeoutMs = 2000, onQuery }: HealthRoutesOptions,
+  { sql, registry, draining, readyTimeoutMs = 2000, onQuery, logger }: HealthRoutesOptions,
 ): void {
   app.get("/healthz", (c) => c.json({ status: "ok" }));
 
@@ -51,8 +54,10 @@ export function mountHealthRoutes(
       }
       return c.json({ status: "ready" });
     } catch (error) {
-      const reason = (error as { code?: string }).code ?? (error as Error).message;
-      return unavailable("database_unavailable", `the database does not answer (${reason})`);
+      // The driver's error stays in the log; the answer (public on the webhook port) only says what to do.
+      const { code, message } = error as { code?: string; message?: string };
+      logger?.warn({ code, cause: message }, "readiness: the database does not answer");
+      return unavailable("database_unavailable", "the database does not answer; retry later");
     } finally {
       onQuery?.(-1);
     }

@@ -1,3 +1,4 @@
+import { type BoundedLabel, boundedLabel, KNOWN_EVENT_TYPES } from "@loops-sync/webhooks";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 
 export interface ReceiverMetricsOptions {
@@ -9,11 +10,16 @@ export interface ReceiverMetricsOptions {
   connectionsMax: number;
   /** Read at scrape time: events waiting for the next group commit. */
   queued: () => number;
+  /** Event types outside the spec's named ones that still get a label value of their own. Default: 20. */
+  learnedTypeCap?: number;
 }
 
 export interface ReceiverMetrics {
   registry: Registry;
   received: Counter<"type" | "outcome">;
+  /** The `type` label for an event type: the spec's types, a few learned ones, then `other`. */
+  typeLabel: BoundedLabel;
+  unstorable: Counter<"reason">;
   rejected: Counter<"reason">;
   duplicates: Counter;
   ackSeconds: Histogram<"status">;
@@ -21,12 +27,16 @@ export interface ReceiverMetrics {
   batchSize: Histogram;
 }
 
-/** The receiver's Prometheus metrics. Labels carry event types and problem codes, never secrets or ids. */
+/**
+ * The receiver's Prometheus metrics. Labels carry problem codes and a bounded set of event types (senders
+ * choose types: see `typeLabel`), never secrets or ids.
+ */
 export function createReceiverMetrics({
   registry,
   connectionsInUse,
   connectionsMax,
   queued,
+  learnedTypeCap = 20,
 }: ReceiverMetricsOptions): ReceiverMetrics {
   const register = registry ?? new Registry();
   if (!registry) collectDefaultMetrics({ register });
@@ -59,8 +69,19 @@ export function createReceiverMetrics({
     registry: register,
     received: new Counter({
       name: "loops_sync_webhooks_received_total",
-      help: "Verified webhooks acknowledged, by event type and outcome (stored, duplicate, ignored_self)",
+      help:
+        "Verified webhooks acknowledged, by event type (the spec's types and the first 20 others seen; the " +
+        "rest as other) and outcome (stored, duplicate, ignored_self)",
       labelNames: ["type", "outcome"],
+      registers,
+    }),
+    typeLabel: boundedLabel(KNOWN_EVENT_TYPES, learnedTypeCap),
+    unstorable: new Counter({
+      name: "loops_sync_webhooks_unstorable_total",
+      help:
+        "Signed events refused with 422 unstorable_event because they can never be stored, by reason " +
+        "(field_too_long, json_too_deep, data_exception, program_limit)",
+      labelNames: ["reason"],
       registers,
     }),
     rejected: new Counter({

@@ -1,6 +1,7 @@
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
+import { answerClientErrors } from "./client-error.ts";
 import { createReceiver, type ReceiverAppOptions } from "./create-receiver-app.ts";
 
 export interface StartReceiverOptions extends ReceiverAppOptions {
@@ -49,6 +50,7 @@ export async function startReceiver({
     ) as Server;
     s.once("error", reject);
   });
+  answerClientErrors(server);
   // Loops waits 10 s for an answer; keep idle sockets a little longer than a typical client does.
   server.keepAliveTimeout = 65_000;
   const address = server.address() as AddressInfo;

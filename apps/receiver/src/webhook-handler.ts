@@ -1,6 +1,11 @@
 import type { HttpBindings } from "@hono/node-server";
 import type { Logger } from "@loops-sync/config";
-import { parseEventEnvelope, WebhookVerificationError, type WebhookVerifier } from "@loops-sync/webhooks";
+import {
+  parseEventEnvelope,
+  type UnstorableReason,
+  WebhookVerificationError,
+  type WebhookVerifier,
+} from "@loops-sync/webhooks";
 import type { Context } from "hono";
 import type { EventStore } from "./event-store.ts";
 import { EventStoreError } from "./event-store.ts";
@@ -19,6 +24,10 @@ export interface WebhookHandlerOptions {
   logger: Logger;
   maxBodyBytes: number;
   retryAfterSeconds: number;
+  /** Longest id-like envelope field, in characters (see parseEventEnvelope). */
+  maxIdLength?: number;
+  /** Deepest nesting of arrays and objects in a body. */
+  maxJsonDepth?: number;
 }
 
 const TITLES: Record<number, string> = {
@@ -28,6 +37,12 @@ const TITLES: Record<number, string> = {
   415: "Unsupported media type",
   422: "Unprocessable event",
   503: "Service unavailable",
+};
+
+/** What a 503 tells the sender; the driver's error stays in the logs. */
+const UNAVAILABLE_DETAIL: Record<string, string> = {
+  database_unavailable: "the event was not stored: the database is unavailable; retry later",
+  store_timeout: "the event was not stored in time; retry later",
 };
 
 function isJson(contentType: string | undefined): boolean {
@@ -43,6 +58,8 @@ export function createWebhookHandler({
   logger,
   maxBodyBytes,
   retryAfterSeconds,
+  maxIdLength,
+  maxJsonDepth,
 }: WebhookHandlerOptions) {
   const refuse = (status: number, code: string, detail: string, headers?: Record<string, string>) => {
     metrics.rejected.inc({ reason: code });
@@ -51,6 +68,18 @@ export function createWebhookHandler({
   const tooLarge = () =>
     // Closing the connection is what lets us skip the rest of the body instead of draining it.
     refuse(413, "payload_too_large", `the body exceeds ${maxBodyBytes} bytes`, { connection: "close" });
+  // Logged by id and reason (and SQLSTATE), never with the payload or Postgres's message, which may quote it.
+  const unstorable = (
+    eventId: string,
+    reason: UnstorableReason | undefined,
+    detail: string,
+    sqlstate?: string,
+  ) => {
+    metrics.unstorable.inc({ reason: reason ?? "data_exception" });
+    const shown = eventId.length > 128 ? `${eventId.slice(0, 128)}… (${eventId.length} characters)` : eventId;
+    logger.warn({ eventId: shown, reason, sqlstate }, "event refused: it can never be stored");
+    return refuse(422, "unstorable_event", detail);
+  };
 
   async function handle(c: Context<ReceiverEnv>): Promise<Response> {
     // Node's own header object when served by @hono/node-server: no fetch Request is built for us.
@@ -74,12 +103,14 @@ export function createWebhookHandler({
     let event: ReturnType<typeof parseEventEnvelope>;
     // Decoded once: parsed here, and stored as it is (the event is not serialized again).
     let text: string;
+    let eventId: string | undefined;
     try {
-      const { id } = verifier.verify({ headers, body });
+      eventId = verifier.verify({ headers, body }).id;
       text = body.toString("utf8");
-      event = parseEventEnvelope(text, { expectedId: id });
+      event = parseEventEnvelope(text, { expectedId: eventId, maxIdLength, maxJsonDepth });
     } catch (error) {
       if (error instanceof WebhookVerificationError) {
+        if (error.code === "unstorable_event") return unstorable(eventId!, error.reason, error.detail);
         logger.debug({ code: error.code }, "webhook refused");
         return refuse(error.status, error.code, error.detail);
       }
@@ -88,18 +119,23 @@ export function createWebhookHandler({
 
     try {
       const outcome = await store.store(event, text);
-      metrics.received.inc({ type: event.type, outcome });
+      metrics.received.inc({ type: metrics.typeLabel(event.type), outcome });
       if (outcome === "duplicate") metrics.duplicates.inc();
       return c.json({ id: event.id, status: outcome }, 200);
     } catch (error) {
       if (!(error instanceof EventStoreError)) throw error;
-      // The cause's message only: driver errors carry query parameters (whole payloads) we do not want in logs.
-      logger.warn(
-        { code: error.code, eventId: event.id, cause: (error.cause as Error | undefined)?.message },
-        error.message,
-      );
-      if (error.status === 422) return refuse(422, error.code, error.message);
-      return refuse(503, error.code, `${error.message}; retry later`, {
+      if (error.code === "unstorable_event") {
+        const sqlstate = (error.cause as { code?: string } | undefined)?.code;
+        return unstorable(
+          event.id,
+          error.reason,
+          `Postgres refuses this event's content (SQLSTATE ${sqlstate}); a retry cannot succeed`,
+          sqlstate,
+        );
+      }
+      // The message only: driver errors carry query parameters (whole payloads) we do not want in logs.
+      logger.warn({ code: error.code, eventId: event.id }, error.message);
+      return refuse(503, error.code, UNAVAILABLE_DETAIL[error.code]!, {
         "retry-after": String(retryAfterSeconds),
       });
     }

@@ -64,6 +64,8 @@ const schema = z.object({
   LOOPS_SYNC_DATA_DIR: z.string().min(1).default(".data"),
   WEBHOOK_TOLERANCE_SECONDS: positiveInt.default(300),
   WEBHOOK_MAX_BODY_BYTES: positiveInt.default(256 * 1024),
+  WEBHOOK_MAX_ID_LENGTH: positiveInt.default(255),
+  WEBHOOK_MAX_JSON_DEPTH: positiveInt.default(64),
   DATABASE_POOL_SIZE: positiveInt.default(10),
   WORKER_CONCURRENCY: positiveInt.default(8),
   CATCHUP_CRON: z.string().min(1).default("*/5 * * * *"),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseEventEnvelope } from "./event-envelope.ts";
+import { jsonDepthExceeds, parseEventEnvelope } from "./event-envelope.ts";
 import { WebhookVerificationError } from "./webhook-verification-error.ts";
 
 const envelope = {
@@ -67,5 +67,37 @@ describe("parseEventEnvelope", () => {
     const error = failure(envelope, "evt_2");
     expect(error.code).toBe("id_mismatch");
     expect(error.status).toBe(400);
+  });
+});
+
+describe("bounds of what the inbox stores", () => {
+  it("counts nesting outside strings only, escaped quotes included", () => {
+    expect(jsonDepthExceeds('{"a":[[1]]}', 3)).toBe(false);
+    expect(jsonDepthExceeds('{"a":[[[1]]]}', 3)).toBe(true);
+    expect(jsonDepthExceeds(JSON.stringify({ a: "[[[[{{{{", b: 'q\\"[[[[' }), 1)).toBe(false);
+    expect(jsonDepthExceeds(JSON.stringify([["\\"], [["x"]]]), 2)).toBe(true);
+  });
+
+  it("refuses overlong id-like fields and deep bodies with 422 unstorable_event, any prefix within bounds", () => {
+    const parse = (body: unknown) => {
+      try {
+        parseEventEnvelope(JSON.stringify(body), { maxIdLength: 24, maxJsonDepth: 4 });
+        return "accepted";
+      } catch (error) {
+        const e = error as WebhookVerificationError;
+        return `${e.status} ${e.code} ${e.reason}`;
+      }
+    };
+    expect(parse({ ...envelope, id: `zz9_${"1".repeat(20)}` })).toBe("accepted");
+    for (const field of ["id", "type", "merchant_id", "location_id", "connection_id"]) {
+      expect(parse({ ...envelope, [field]: "x".repeat(25) }), field).toBe(
+        "422 unstorable_event field_too_long",
+      );
+    }
+    expect(parse({ ...envelope, data: { order_id: "o".repeat(25) } })).toBe(
+      "422 unstorable_event field_too_long",
+    );
+    expect(parse({ ...envelope, data: { a: [[[1]]] } })).toBe("422 unstorable_event json_too_deep");
+    expect(parse({ ...envelope, data: { a: [[1]] } })).toBe("accepted");
   });
 });

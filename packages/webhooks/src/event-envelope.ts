@@ -3,6 +3,20 @@ import { WebhookVerificationError } from "./webhook-verification-error.ts";
 
 const nonEmpty = z.string().min(1, "must be a non-empty string");
 
+/** The event types the Loops spec names. Others are kept and stored as they came, just not named in metrics. */
+export const KNOWN_EVENT_TYPES: ReadonlySet<string> = new Set([
+  "order.status_changed",
+  "connection.revoked",
+  "job.completed",
+  "business_profile.approved",
+  "business_profile.rejected",
+]);
+
+/** Default longest `id`, `type`, `merchant_id`, `location_id`, `connection_id` (and string `data.order_id`). */
+export const DEFAULT_MAX_ID_LENGTH = 255;
+/** Default deepest nesting of arrays and objects in a webhook body. */
+export const DEFAULT_MAX_JSON_DEPTH = 64;
+
 /**
  * The Loops event envelope (webhook body = GET /events item). Unknown fields, event types and origin
  * types are kept as they came: the replica records what upstream sent, and new types must never be fatal.
@@ -24,16 +38,67 @@ export type WebhookEvent = z.output<typeof eventEnvelopeSchema>;
 export interface ParseEventOptions {
   /** The authenticated webhook-id; the body's `id` must equal it. */
   expectedId?: string;
+  /**
+   * Longest id-like field (`id`, `type`, `merchant_id`, `location_id`, `connection_id`, a string
+   * `data.order_id`), in characters; longer ones are refused with 422 `unstorable_event`. These are indexed
+   * in Postgres, whose index rows hold at most about 2.7 kB. Default: 255.
+   */
+  maxIdLength?: number;
+  /** Deepest nesting of arrays and objects; deeper bodies get 422 `unstorable_event`. Default: 64. */
+  maxJsonDepth?: number;
 }
 
-/** Parses and validates a raw webhook body; throws WebhookVerificationError (400) naming what is wrong. */
+/**
+ * How deeply arrays and objects nest in a JSON text, stopping as soon as `limit` is passed. Brackets inside
+ * strings do not count. The text must be valid JSON (checked by JSON.parse first).
+ */
+export function jsonDepthExceeds(text: string, limit: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92)
+        i++; // backslash: skip the escaped character
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 91 || c === 123) {
+      if (++depth > limit) return true;
+    } else if (c === 93 || c === 125) depth--;
+  }
+  return false;
+}
+
+/** The first id-like field longer than `max` characters, or undefined. */
+function overlongField(event: WebhookEvent, max: number): string | undefined {
+  const fields: [string, unknown][] = [
+    ["id", event.id],
+    ["type", event.type],
+    ["merchant_id", event.merchant_id],
+    ["location_id", event.location_id],
+    ["connection_id", event.connection_id],
+    ["data.order_id", event.data["order_id"]],
+  ];
+  for (const [name, value] of fields) if (typeof value === "string" && value.length > max) return name;
+  return undefined;
+}
+
+/**
+ * Parses and validates a raw webhook body; throws WebhookVerificationError naming what is wrong: 400 for a
+ * malformed event, 422 `unstorable_event` for a well-formed one past the bounds Postgres can store.
+ */
 export function parseEventEnvelope(
   body: Uint8Array | string,
-  { expectedId }: ParseEventOptions = {},
+  {
+    expectedId,
+    maxIdLength = DEFAULT_MAX_ID_LENGTH,
+    maxJsonDepth = DEFAULT_MAX_JSON_DEPTH,
+  }: ParseEventOptions = {},
 ): WebhookEvent {
+  const text = typeof body === "string" ? body : Buffer.from(body).toString("utf8");
   let json: unknown;
   try {
-    json = JSON.parse(typeof body === "string" ? body : Buffer.from(body).toString("utf8"));
+    json = JSON.parse(text);
   } catch (error) {
     throw new WebhookVerificationError("invalid_json", "the body is not valid JSON", { cause: error });
   }
@@ -47,6 +112,21 @@ export function parseEventEnvelope(
   }
   if (expectedId !== undefined && parsed.data.id !== expectedId) {
     throw new WebhookVerificationError("id_mismatch", "the webhook-id header does not equal the body's id");
+  }
+  const overlong = overlongField(parsed.data, maxIdLength);
+  if (overlong !== undefined) {
+    throw new WebhookVerificationError(
+      "unstorable_event",
+      `${overlong} is longer than ${maxIdLength} characters, more than the inbox stores`,
+      { reason: "field_too_long" },
+    );
+  }
+  if (jsonDepthExceeds(text, maxJsonDepth)) {
+    throw new WebhookVerificationError(
+      "unstorable_event",
+      `the body nests arrays and objects deeper than ${maxJsonDepth} levels, more than the inbox stores`,
+      { reason: "json_too_deep" },
+    );
   }
   return parsed.data;
 }

@@ -1,5 +1,10 @@
+export { type BoundedLabel, boundedLabel } from "./bounded-label.ts";
 export {
+  DEFAULT_MAX_ID_LENGTH,
+  DEFAULT_MAX_JSON_DEPTH,
   eventEnvelopeSchema,
+  jsonDepthExceeds,
+  KNOWN_EVENT_TYPES,
   type ParseEventOptions,
   parseEventEnvelope,
   type WebhookEvent,
@@ -20,4 +25,8 @@ export {
   type WebhookVerifierOptions,
 } from "./verify-webhook.ts";
 export { decodeWebhookSecret, decodeWebhookSecrets, WebhookSecretError } from "./webhook-secret.ts";
-export { WebhookVerificationError, type WebhookVerificationErrorCode } from "./webhook-verification-error.ts";
+export {
+  type UnstorableReason,
+  WebhookVerificationError,
+  type WebhookVerificationErrorCode,
+} from "./webhook-verification-error.ts";

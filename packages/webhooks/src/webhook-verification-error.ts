@@ -8,9 +8,13 @@ export type WebhookVerificationErrorCode =
   | "no_matching_signature"
   | "invalid_json"
   | "invalid_envelope"
-  | "id_mismatch";
+  | "id_mismatch"
+  | "unstorable_event";
 
-const STATUS: Record<WebhookVerificationErrorCode, 400 | 401> = {
+/** Why an authentic, well-formed event cannot be stored (a bounded set: it is a metric label). */
+export type UnstorableReason = "field_too_long" | "json_too_deep" | "data_exception" | "program_limit";
+
+const STATUS: Record<WebhookVerificationErrorCode, 400 | 401 | 422> = {
   missing_headers: 401,
   invalid_timestamp: 401,
   timestamp_too_old: 401,
@@ -20,19 +24,28 @@ const STATUS: Record<WebhookVerificationErrorCode, 400 | 401> = {
   invalid_json: 400,
   invalid_envelope: 400,
   id_mismatch: 400,
+  unstorable_event: 422,
 };
 
 /**
- * A webhook that is not authentic (401) or authentic but malformed (400). `detail` says what was wrong in
+ * A webhook that is not authentic (401), authentic but malformed (400), or well-formed but past what the
+ * inbox can store (422 `unstorable_event`, with a `reason`). `detail` says what was wrong in
  * words an operator can act on; it never contains a secret or the expected signature.
  */
 export class WebhookVerificationError extends Error {
   readonly code: WebhookVerificationErrorCode;
   readonly detail: string;
-  /** The HTTP status a receiver should answer with: 401 for authenticity, 400 for a malformed event. */
-  readonly status: 400 | 401;
-  constructor(code: WebhookVerificationErrorCode, detail: string, options?: { cause?: unknown }) {
+  /** The HTTP status a receiver should answer with: 401 for authenticity, 400 malformed, 422 unstorable. */
+  readonly status: 400 | 401 | 422;
+  /** For `unstorable_event`: which bound it passed. */
+  readonly reason: UnstorableReason | undefined;
+  constructor(
+    code: WebhookVerificationErrorCode,
+    detail: string,
+    options?: { cause?: unknown; reason?: UnstorableReason },
+  ) {
     super(`${code}: ${detail}`, options);
+    this.reason = options?.reason;
     this.name = "WebhookVerificationError";
     this.code = code;
     this.detail = detail;

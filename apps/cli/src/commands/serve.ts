@@ -59,6 +59,8 @@ async function startParts(
         applicationId: env.LOOPS_APPLICATION_ID,
         toleranceSeconds: env.WEBHOOK_TOLERANCE_SECONDS,
         maxBodyBytes: env.WEBHOOK_MAX_BODY_BYTES,
+        maxIdLength: env.WEBHOOK_MAX_ID_LENGTH,
+        maxJsonDepth: env.WEBHOOK_MAX_JSON_DEPTH,
         port: env.PORT,
         host: env.HOST,
         statusPage: env.STATUS_PAGE,
