@@ -115,7 +115,7 @@ function createServeCommand(name: "receiver" | "worker" | "start", parts: readon
         ...(parts.includes("receiver") ? (["LOOPS_WEBHOOK_SECRETS"] as const) : []),
         ...(parts.includes("worker") ? API_VARIABLES : []),
       ];
-      const runtime = await openRuntime({ name, require, ...(options.migrate ? {} : { migrate: false }) });
+      const runtime = await openRuntime({ name, require, service: true, noMigrate: !options.migrate });
       // Receiver first (stop accepting, drain), then the worker, then the pool.
       const stops: Array<() => Promise<void>> = [];
       const stopAll = async () => {
