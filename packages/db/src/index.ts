@@ -31,4 +31,5 @@ export {
   pipelinedTransaction,
   TransactionRolledBackError,
 } from "./pipelined.ts";
+export { type PruneOptions, type PruneResult, pruneFinished, TERMINAL_OUTCOMES } from "./prune.ts";
 export type { TaskName, TaskPayloads } from "./tasks.ts";

@@ -95,10 +95,7 @@ export function createStatusCommand(): Command {
           printTables(tables, attention);
         }
         if (attention.length > 0) {
-          throw new CliError(
-            `status: ${attention.length} thing(s) need attention (see above)`,
-            EXIT.problem,
-          );
+          throw new CliError(`status: ${attention.length} thing(s) need attention (see above)`, EXIT.problem);
         }
       } finally {
         await runtime.close();
