@@ -91,7 +91,7 @@ describe("loops-sync prune", () => {
       while (pruning || acks.length < 50) {
         const batch = Array.from({ length: 5 }, () => makeEvent({ merchant_id: "mer_live" }));
         const answers = await Promise.all(batch.map((e) => deliver(url, e)));
-        answers.forEach((a, i) => acks.push({ id: batch[i]!.id, status: a.status }));
+        for (const [i, a] of answers.entries()) acks.push({ id: batch[i]!.id, status: a.status });
         await new Promise((r) => setTimeout(r, 20));
       }
       const result = await prune;

@@ -95,6 +95,9 @@ const schema = z.object({
 
 export type Env = z.output<typeof schema>;
 
+/** Every variable loops-sync reads, in the order of the README's configuration table. */
+export const ENV_VARIABLES: readonly string[] = Object.keys(schema.shape);
+
 /** Names whose absence stops a given process; the rest have defaults or are optional. */
 export type RequiredVariable =
   | "LOOPS_API_URL"
