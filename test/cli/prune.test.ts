@@ -3,9 +3,11 @@
 // pending, failed, recent and still-needed events remain.
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
+import { type Sandbox, startSandbox } from "@loops-sync/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deliver, makeEvent, SECRET } from "../receiver/webhook-fixtures.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
+import { waitFor } from "../support/wait-for.ts";
 import { bin, runCli } from "./operator-run.ts";
 
 const ROWS = 1_000_000;
@@ -124,4 +126,61 @@ describe("loops-sync prune", () => {
       receiver.child.kill("SIGTERM");
     }
   }, 600_000);
+});
+
+describe("the worker's daily prune", () => {
+  let db: TestDatabase;
+  let sandbox: Sandbox;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    sandbox = await startSandbox({ port: 0 });
+  });
+  afterAll(async () => {
+    await sandbox?.close();
+    await db?.drop();
+  });
+
+  it("is on the worker's crontab and prunes with RETENTION_DAYS", async () => {
+    await db.sql`
+      insert into sync.events (id, type, merchant_id, created_at, received_at, source, payload, outcome)
+      select 'evt_cron_' || i, 'order.status_changed', 'mer_cron', now() - d, now() - d, 'catchup', '{}', o
+      from (values (1, interval '20 days', 'applied'), (2, interval '20 days', 'failed'),
+                   (3, interval '5 days', 'applied'), (4, interval '20 days', 'stale')) as v(i, d, o)`;
+    const worker = spawn(bin, ["worker"], {
+      env: {
+        PATH: process.env.PATH ?? "",
+        HOME: process.env.HOME ?? "/tmp",
+        DATABASE_URL: db.url,
+        LOOPS_API_URL: sandbox.apiUrl,
+        LOOPS_AUTH_URL: sandbox.authUrl,
+        LOOPS_CLIENT_ID: sandbox.credentials.clientId,
+        LOOPS_CLIENT_SECRET: sandbox.credentials.clientSecret,
+        METRICS_PORT: "0",
+        RETENTION_DAYS: "10",
+        LOG_LEVEL: "warn",
+      },
+      stdio: ["ignore", "ignore", "inherit"],
+    });
+    try {
+      await waitFor(
+        async () =>
+          (await db.sql`select 1 from graphile_worker._private_known_crontabs where identifier = 'prune'`)
+            .length > 0,
+        { what: "the prune cron registered by the worker" },
+      );
+      await db.sql`select graphile_worker.add_job('prune', '{}'::json)`;
+      await waitFor(
+        async () =>
+          (await db.sql`select 1 from sync.events where id in ('evt_cron_1', 'evt_cron_4')`).length === 0,
+        { what: "the old terminal events pruned by the worker" },
+      );
+      const left = await db.sql<
+        { id: string }[]
+      >`select id from sync.events where id like 'evt_cron_%' order by id`;
+      expect(left.map((r) => r.id)).toEqual(["evt_cron_2", "evt_cron_3"]);
+    } finally {
+      worker.kill("SIGTERM");
+    }
+  }, 120_000);
 });
