@@ -1,15 +1,17 @@
 // What an operator's scripts rely on, run through the real `loops-sync` against real Postgres and the
 // sandbox over HTTP: only `migrate` changes the schema, stdout carries only the output, `--json` shapes,
 // and the documented exit codes.
+import { spawn } from "node:child_process";
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { createInterface } from "node:readline";
 import { defaultSeed, type Sandbox, startSandbox } from "@loops-sync/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeOrders } from "../catchup/support.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 import { freePort } from "../support/free-port.ts";
-import { runCli } from "./operator-run.ts";
+import { bin, runCli } from "./operator-run.ts";
 
 const BEHIND =
   /^loops-sync: the database schema is behind: migration 0001_sync\.sql and \d+ more not applied; run `loops-sync migrate`$/;
@@ -66,6 +68,47 @@ describe("loops-sync against a schema that is behind", () => {
     expect(migrated.code).toBe(0);
     expect(migrated.stdout).toMatch(/^migrations: applied 0001_sync\.sql, /);
     expect((await runCli(["status"], env)).code).toBe(0);
+  });
+});
+
+describe("a service with LOOPS_SYNC_MIGRATE_ON_START=true", () => {
+  let empty: TestDatabase;
+  beforeAll(async () => {
+    empty = await createTestDatabase({ empty: true });
+  });
+  afterAll(async () => {
+    await empty?.drop();
+  });
+
+  it("migrates before it listens", async () => {
+    const child = spawn(bin, ["receiver"], {
+      env: {
+        PATH: process.env.PATH ?? "",
+        HOME: process.env.HOME ?? "/tmp",
+        DATABASE_URL: empty.url,
+        LOOPS_SYNC_MIGRATE_ON_START: "true",
+        LOOPS_WEBHOOK_SECRETS: "whsec_dGVzdA==",
+        PORT: "0",
+        HOST: "127.0.0.1",
+        LOG_LEVEL: "info",
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    try {
+      const lines: string[] = [];
+      await new Promise<void>((resolve, reject) => {
+        createInterface({ input: child.stderr! }).on("line", (line) => {
+          lines.push(line);
+          if (line.includes('"msg":"receiver listening"')) resolve();
+        });
+        child.once("exit", (code) => reject(new Error(`receiver exited with ${code}: ${lines.join("\n")}`)));
+      });
+      expect(lines.some((l) => l.includes('"msg":"migrations applied"'))).toBe(true);
+      const [row] = await empty.sql`select count(*)::int as n from sync.migrations`;
+      expect(row?.n).toBeGreaterThan(0);
+    } finally {
+      child.kill("SIGTERM");
+    }
   });
 });
 

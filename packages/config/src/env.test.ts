@@ -23,6 +23,17 @@ describe("loadEnv", () => {
     }
   });
 
+  it("refuses a HOST or DATABASE_URL that cannot be used", () => {
+    expect(loadEnv({ HOST: "::" }).HOST).toBe("::");
+    expect(loadEnv({ HOST: "localhost" }).HOST).toBe("localhost");
+    expect(() => loadEnv({ HOST: "http://0.0.0.0:80" })).toThrow(
+      /^HOST: got "http:\/\/0\.0\.0\.0:80", expected an IP address or a host name$/,
+    );
+    expect(() => loadEnv({ DATABASE_URL: "postgres://user:pw@[bad" })).toThrow(
+      /^DATABASE_URL: got a value of \d+ characters \(hidden\), expected a postgres:\/\/ connection URL$/,
+    );
+  });
+
   it(".env.example lists every variable, set to its default or commented out when it has none", () => {
     const text = readFileSync(new URL("../../../.env.example", import.meta.url), "utf8");
     const listed = [...text.matchAll(/^#? ?([A-Z][A-Z0-9_]+)=/gm)].map((m) => m[1]);

@@ -30,6 +30,12 @@ const positiveInt = z.coerce
   .number({ error: "a whole number" })
   .int("a whole number")
   .positive("a number above 0");
+const hostname = z
+  .string()
+  .regex(
+    /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/,
+  );
+
 /** A five-field cron schedule as graphile-worker's crontab parser reads it (minute hour day month weekday). */
 const cron = z
   .string()
@@ -57,6 +63,7 @@ const schema = z.object({
   DATABASE_URL: z
     .string()
     .regex(/^postgres(ql)?:\/\//, "a postgres:// connection URL")
+    .refine((value) => URL.canParse(value), { error: "a postgres:// connection URL" })
     .optional(),
   LOOPS_API_URL: httpUrl.optional(),
   LOOPS_AUTH_URL: httpUrl.optional(),
@@ -78,7 +85,7 @@ const schema = z.object({
       z.array(z.string().regex(/^mer_[A-Za-z0-9_-]+$/, "merchant IDs (mer_…) separated by spaces or commas")),
     ),
   PORT: port.default(8080),
-  HOST: z.string().min(1).default("0.0.0.0"),
+  HOST: z.union([z.ipv4(), z.ipv6(), hostname], { error: "an IP address or a host name" }).default("0.0.0.0"),
   LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
   LOOPS_SYNC_MIGRATE_ON_START: bool.default(false),
   LOOPS_SYNC_EMBEDDED_POSTGRES: bool.default(true),
