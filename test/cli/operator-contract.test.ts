@@ -64,10 +64,20 @@ describe("loops-sync against a schema that is behind", () => {
       await empty.sql`select count(*)::int as n from pg_namespace where nspname in ('sync', 'replica', 'graphile_worker')`;
     expect(schema?.n).toBe(0);
 
+    const [schemaAfter] = await empty.sql`select to_regclass('sync.migrations') as t`;
+    expect(schemaAfter?.t).toBeNull();
+
     const migrated = await runCli(["migrate"], env);
     expect(migrated.code).toBe(0);
     expect(migrated.stdout).toMatch(/^migrations: applied 0001_sync\.sql, /);
     expect((await runCli(["status"], env)).code).toBe(0);
+
+    await empty.sql`update sync.migrations set checksum = 'deadbeef' where name = '0002_replica_orders.sql'`;
+    const edited = await runCli(["status"], env);
+    expect(edited.code).toBe(3);
+    expect(edited.stderr.trim()).toBe(
+      "loops-sync: migration 0002_replica_orders.sql was edited after it was applied; restore the file and put the change in a new migration",
+    );
   });
 });
 

@@ -90,6 +90,16 @@ export async function openRuntime({
 async function refuseBehindSchema(sql: Sql): Promise<void> {
   const pending = await pendingMigrations(sql);
   if (pending.length === 0) return;
+  // pendingMigrations also lists applied migrations whose file changed since: that is no "run migrate".
+  const rows = await sql<{ name: string }[]>`select name from sync.migrations`.catch(() => []);
+  const applied = new Set(rows.map((r) => r.name));
+  const edited = pending.find((name) => applied.has(name));
+  if (edited) {
+    throw new CliError(
+      `migration ${edited} was edited after it was applied; restore the file and put the change in a new migration`,
+      EXIT.database,
+    );
+  }
   const more = pending.length > 1 ? ` and ${pending.length - 1} more` : "";
   throw new CliError(
     `the database schema is behind: migration ${pending[0]}${more} not applied; run \`loops-sync migrate\``,
