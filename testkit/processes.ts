@@ -162,7 +162,8 @@ function signalGroup(pid: number, signal: NodeJS.Signals): void {
 /** The URL a receiver child logged ("receiver listening" with { url }). */
 export async function receiverUrlOf(child: LoopsSyncProcess, timeoutMs = 30_000): Promise<string> {
   const line = await child.waitForLine(/"msg":"receiver listening"/, timeoutMs);
-  const { url } = JSON.parse(line) as { url?: string };
+  // Logs go to stderr, whose lines are kept with a "[stderr] " prefix.
+  const { url } = JSON.parse(line.replace(/^\[stderr\] /, "")) as { url?: string };
   if (!url) throw new Error(`${child.name}: "receiver listening" line without a url: ${line}`);
   return url;
 }

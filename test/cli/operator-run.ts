@@ -19,9 +19,11 @@ export function runCli(
   args: string[],
   env: Record<string, string> = {},
   timeoutMs = 30_000,
+  cwd?: string,
 ): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(bin, args, {
+      ...(cwd ? { cwd } : {}),
       env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", LOG_LEVEL: "silent", ...env },
       stdio: ["ignore", "pipe", "pipe"],
     });

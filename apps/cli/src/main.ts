@@ -1,12 +1,14 @@
 // Entry point of the `loops-sync` command (run directly by Node 24; see bin/loops-sync).
 import { CommanderError } from "commander";
 import { describeFailure, EXIT } from "./cli-error.ts";
+import { loadDotEnv } from "./dotenv.ts";
 import { createProgram, throwOnUsageErrors } from "./program.ts";
 
 const program = createProgram();
 throwOnUsageErrors(program);
 
 try {
+  loadDotEnv();
   await program.parseAsync(process.argv);
 } catch (error) {
   if (error instanceof CommanderError) {

@@ -5,6 +5,7 @@ import { createBackfillCommand } from "./commands/backfill.ts";
 import { createCatchupCommand } from "./commands/catchup.ts";
 import { createDemoCommand } from "./commands/demo.ts";
 import { createMigrateCommand } from "./commands/migrate.ts";
+import { createPruneCommand } from "./commands/prune.ts";
 import { createRedeliverCommand } from "./commands/redeliver.ts";
 import { createReplayCommand } from "./commands/replay.ts";
 import { createReceiverCommand, createStartCommand, createWorkerCommand } from "./commands/serve.ts";
@@ -43,6 +44,7 @@ export function createProgram(): Command {
     createReplayCommand(),
     createRedeliverCommand(),
     createVerifyCommand(),
+    createPruneCommand(),
     createSandboxCommand(),
     createDemoCommand(),
   ]) {

@@ -1,5 +1,12 @@
 import { createLogger, type Env, type Logger, loadEnv, type RequiredVariable } from "@loops-sync/config";
-import { connect, describeConnectionError, migrate, resolveDatabase, type Sql } from "@loops-sync/db";
+import {
+  connect,
+  describeConnectionError,
+  migrate,
+  pendingMigrations,
+  resolveDatabase,
+  type Sql,
+} from "@loops-sync/db";
 import { CliError, EXIT } from "./cli-error.ts";
 
 export interface Runtime {
@@ -15,25 +22,42 @@ export interface OpenRuntimeOptions {
   name: string;
   /** Variables this command cannot run without. Default: none. */
   require?: readonly RequiredVariable[];
-  /** Apply migrations before returning. Default: LOOPS_SYNC_MIGRATE_ON_START. */
-  migrate?: boolean;
+  /**
+   * A service (receiver, worker, start): migrates when LOOPS_SYNC_MIGRATE_ON_START is true, and warns once
+   * when it runs on the embedded trial database. Every other verb never changes the schema. Default: false.
+   */
+  service?: boolean;
+  /** A service started with `--no-migrate`: never migrate, whatever LOOPS_SYNC_MIGRATE_ON_START says. */
+  noMigrate?: boolean;
+  /** Skip the check that the schema is current (`migrate` itself). Default: false. */
+  allowPendingMigrations?: boolean;
   /** Pool size. Default: DATABASE_POOL_SIZE. */
   poolSize?: number;
   /** Environment to read. Default: process.env. */
   source?: NodeJS.ProcessEnv;
 }
 
-/** Reads the environment, reaches Postgres (or starts the embedded one) and migrates when asked. */
+/**
+ * Reads the environment, reaches Postgres (or starts the embedded one), migrates when a service is asked to,
+ * and refuses to go on against a schema that is behind the code.
+ */
 export async function openRuntime({
   name,
   require = [],
-  migrate: runMigrations,
+  service = false,
+  noMigrate = false,
+  allowPendingMigrations = false,
   poolSize,
   source,
 }: OpenRuntimeOptions): Promise<Runtime> {
   const env = loadEnv(source, { require });
   const logger = createLogger({ name, level: env.LOG_LEVEL });
-  const database = await resolveDatabase(env, logger);
+  if (service && !env.DATABASE_URL) {
+    logger.warn(
+      `DATABASE_URL unset: embedded PostgreSQL under ${env.LOOPS_SYNC_DATA_DIR} — for trials; set DATABASE_URL for production`,
+    );
+  }
+  const database = await resolveDatabase(env);
   const sql = connect(database.url, {
     max: poolSize ?? env.DATABASE_POOL_SIZE,
     applicationName: `loops-sync ${name}`,
@@ -48,14 +72,37 @@ export async function openRuntime({
     await close().catch(() => {});
     throw new CliError(describeConnectionError(error, database.url), EXIT.database, { cause: error });
   }
-  if (runMigrations ?? env.LOOPS_SYNC_MIGRATE_ON_START) {
-    try {
+  try {
+    if (service && !noMigrate && env.LOOPS_SYNC_MIGRATE_ON_START) {
       const { applied } = await migrate(sql, database.url);
       if (applied.length > 0) logger.info({ applied }, "migrations applied");
-    } catch (error) {
-      await close().catch(() => {});
-      throw error;
+    } else if (!allowPendingMigrations) {
+      await refuseBehindSchema(sql);
     }
+  } catch (error) {
+    await close().catch(() => {});
+    throw error;
   }
   return { env, logger, sql, databaseUrl: database.url, close };
+}
+
+/** Exit 3 naming the first migration the database lacks: a command never runs against an older schema. */
+async function refuseBehindSchema(sql: Sql): Promise<void> {
+  const pending = await pendingMigrations(sql);
+  if (pending.length === 0) return;
+  // pendingMigrations also lists applied migrations whose file changed since: that is no "run migrate".
+  const rows = await sql<{ name: string }[]>`select name from sync.migrations`.catch(() => []);
+  const applied = new Set(rows.map((r) => r.name));
+  const edited = pending.find((name) => applied.has(name));
+  if (edited) {
+    throw new CliError(
+      `migration ${edited} was edited after it was applied; restore the file and put the change in a new migration`,
+      EXIT.database,
+    );
+  }
+  const more = pending.length > 1 ? ` and ${pending.length - 1} more` : "";
+  throw new CliError(
+    `the database schema is behind: migration ${pending[0]}${more} not applied; run \`loops-sync migrate\``,
+    EXIT.database,
+  );
 }

@@ -51,3 +51,14 @@ export function describeError(error: unknown): string {
   const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
   return message.slice(0, 500);
 }
+
+/**
+ * Loops refuses this application itself, for every merchant: 401 (the client has already fetched a new
+ * token and retried once), 403 insufficient_scope or 403 application_suspended. Only an operator can fix
+ * that (credentials, scopes, the partner account), so the CLI exits 4 instead of 1.
+ */
+export function isLoopsRefusal(error: unknown): boolean {
+  const e = error as UpstreamErrorFields | null;
+  if (e?.status === 401) return true;
+  return e?.status === 403 && (e.code === "insufficient_scope" || e.code === "application_suspended");
+}

@@ -5,7 +5,13 @@ import type { Event } from "@loops-sync/loops-client";
 import { pauseMerchant, readMerchantState, revokeMerchant } from "@loops-sync/worker";
 import { readBackfillCheckpoint } from "./backfillCheckpoint.ts";
 import { type CatchupApi, requestCount } from "./catchupApi.ts";
-import { CatchupError, describeError, isConnectionRevoked, isCursorRefused } from "./catchupError.ts";
+import {
+  CatchupError,
+  describeError,
+  isConnectionRevoked,
+  isCursorRefused,
+  isLoopsRefusal,
+} from "./catchupError.ts";
 import { finishCursorRun, readEventCursor, resetEventCursor, startCursorRun } from "./eventCursor.ts";
 import { type BackfillResult, runBackfill } from "./runBackfill.ts";
 import { LIST_MARGIN_MS, storeEventPage } from "./storeEventPage.ts";
@@ -55,6 +61,8 @@ export interface MerchantCatchupResult {
   backfill: BackfillResult | undefined;
   apiCalls: number;
   error: string | undefined;
+  /** The failure was Loops refusing the application (see isLoopsRefusal), not a fault of this run. */
+  refused: boolean;
 }
 
 /**
@@ -78,6 +86,7 @@ export async function catchupMerchant(options: MerchantCatchupOptions): Promise<
     backfill: undefined,
     apiCalls: 0,
     error: undefined,
+    refused: false,
   };
   const callsBefore = requestCount(client);
   let state = await readMerchantState(sql, merchantId);
@@ -199,6 +208,7 @@ export async function catchupMerchant(options: MerchantCatchupOptions): Promise<
     } else {
       result.status = "failed";
       result.error = describeError(error);
+      result.refused = isLoopsRefusal(error);
       const e = error as { status?: unknown; retryAfter?: unknown };
       if (e.status === 429) {
         // Upstream etiquette: every job of this merchant waits out the Retry-After, not only this run.

@@ -7,6 +7,7 @@ export {
   describeError,
   isConnectionRevoked,
   isCursorRefused,
+  isLoopsRefusal,
 } from "./catchupError.ts";
 export type { CatchupProgress, MerchantCatchupResult } from "./catchupMerchant.ts";
 export {

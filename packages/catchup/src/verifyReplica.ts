@@ -3,7 +3,7 @@ import type { Sql } from "@loops-sync/db";
 import type { Order } from "@loops-sync/loops-client";
 import { readMerchantState, revokeMerchant } from "@loops-sync/worker";
 import type { CatchupApi, CatchupMerchantApi } from "./catchupApi.ts";
-import { describeError, isConnectionRevoked } from "./catchupError.ts";
+import { describeError, isConnectionRevoked, isLoopsRefusal } from "./catchupError.ts";
 import { compareOrder, type OrderDifference, type OrderState } from "./compareOrders.ts";
 import { listActiveMerchants } from "./listMerchants.ts";
 import { repairOrder } from "./repairOrder.ts";
@@ -35,6 +35,8 @@ export interface MerchantVerifyResult {
   repaired: number;
   /** Set when the merchant could not be verified (revoked, unreachable). */
   error: string | undefined;
+  /** Not verified because Loops refused the application (see isLoopsRefusal). */
+  refused: boolean;
 }
 
 export interface VerifyResult {
@@ -70,6 +72,7 @@ export async function verifyReplica({
       differences: [],
       repaired: 0,
       error: undefined,
+      refused: false,
     };
     results.push(result);
     if ((await readMerchantState(sql, id)).status === "revoked") {
@@ -95,6 +98,7 @@ export async function verifyReplica({
       if (signal?.aborted) throw error;
       if (isConnectionRevoked(error)) await revokeMerchant(sql, id);
       result.error = isConnectionRevoked(error) ? "merchant revoked the connection" : describeError(error);
+      result.refused = isLoopsRefusal(error);
       logger?.warn({ merchantId: id, error: result.error }, "verify: merchant not verified");
     }
   }

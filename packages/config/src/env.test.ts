@@ -1,5 +1,7 @@
+import { readFileSync } from "node:fs";
+import { parseEnv } from "node:util";
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadEnv } from "./env.ts";
+import { ConfigError, ENV_VARIABLES, loadEnv } from "./env.ts";
 
 describe("loadEnv", () => {
   it("applies defaults and splits lists on spaces and commas", () => {
@@ -10,7 +12,38 @@ describe("loadEnv", () => {
     expect(env.PORT).toBe(8080);
     expect(env.LOOPS_WEBHOOK_SECRETS).toEqual(["whsec_abc", "whsec_def", "whsec_ghi"]);
     expect(env.LOOPS_MERCHANT_IDS).toEqual(["mer_1", "mer_2"]);
-    expect(env.LOOPS_SYNC_MIGRATE_ON_START).toBe(true);
+    expect(env.LOOPS_SYNC_MIGRATE_ON_START).toBe(false);
+    expect(env.RETENTION_DAYS).toBe(35);
+  });
+
+  it("takes a CATCHUP_CRON only when graphile-worker's crontab parser does", () => {
+    expect(loadEnv({ CATCHUP_CRON: "0 */2 * * 1-5" }).CATCHUP_CRON).toBe("0 */2 * * 1-5");
+    for (const bad of ["every now and then", "61 * * * *", "* * * *", "* * * * * *"]) {
+      expect(() => loadEnv({ CATCHUP_CRON: bad })).toThrow(/^CATCHUP_CRON: got .*, expected a cron schedule/);
+    }
+  });
+
+  it("refuses a HOST or DATABASE_URL that cannot be used", () => {
+    expect(loadEnv({ HOST: "::" }).HOST).toBe("::");
+    expect(loadEnv({ HOST: "localhost" }).HOST).toBe("localhost");
+    expect(() => loadEnv({ HOST: "http://0.0.0.0:80" })).toThrow(
+      /^HOST: got "http:\/\/0\.0\.0\.0:80", expected an IP address or a host name$/,
+    );
+    expect(() => loadEnv({ DATABASE_URL: "postgres://user:pw@[bad" })).toThrow(
+      /^DATABASE_URL: got a value of \d+ characters \(hidden\), expected a postgres:\/\/ connection URL$/,
+    );
+  });
+
+  it(".env.example lists every variable, set to its default or commented out when it has none", () => {
+    const text = readFileSync(new URL("../../../.env.example", import.meta.url), "utf8");
+    const listed = [...text.matchAll(/^#? ?([A-Z][A-Z0-9_]+)=/gm)].map((m) => m[1]);
+    expect(listed).toEqual([...ENV_VARIABLES]);
+    const set = parseEnv(text);
+    const defaults = loadEnv({ DATABASE_URL: "postgres://x" }) as Record<string, unknown>;
+    for (const [name, value] of Object.entries(set)) {
+      const parsed = loadEnv({ DATABASE_URL: "postgres://x", [name]: value }) as Record<string, unknown>;
+      expect({ name, value: parsed[name] }).toEqual({ name, value: defaults[name] });
+    }
   });
 
   it("names the variable, what it got and what it expects, in one line", () => {

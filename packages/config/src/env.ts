@@ -1,3 +1,4 @@
+import { parseCrontab } from "graphile-worker";
 import { z } from "zod";
 
 /** A configuration problem, reported as one line naming the variable, what it got and what it expects. */
@@ -29,6 +30,31 @@ const positiveInt = z.coerce
   .number({ error: "a whole number" })
   .int("a whole number")
   .positive("a number above 0");
+const hostname = z
+  .string()
+  .regex(
+    /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/,
+  );
+
+/** A five-field cron schedule as graphile-worker's crontab parser reads it (minute hour day month weekday). */
+const cron = z
+  .string()
+  .min(1)
+  .refine((value) => isCronSchedule(value), {
+    error: 'a cron schedule of 5 fields like "*/5 * * * *" (minute hour day-of-month month day-of-week)',
+  });
+
+function isCronSchedule(value: string): boolean {
+  const fields = value.trim().split(/\s+/);
+  if (fields.length !== 5) return false;
+  try {
+    parseCrontab(`${fields.join(" ")} check`);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 const bool = z
   .enum(["true", "false", "1", "0", "yes", "no"], { error: "true or false" })
   .transform((v) => ["true", "1", "yes"].includes(v));
@@ -37,6 +63,7 @@ const schema = z.object({
   DATABASE_URL: z
     .string()
     .regex(/^postgres(ql)?:\/\//, "a postgres:// connection URL")
+    .refine((value) => URL.canParse(value), { error: "a postgres:// connection URL" })
     .optional(),
   LOOPS_API_URL: httpUrl.optional(),
   LOOPS_AUTH_URL: httpUrl.optional(),
@@ -58,9 +85,10 @@ const schema = z.object({
       z.array(z.string().regex(/^mer_[A-Za-z0-9_-]+$/, "merchant IDs (mer_…) separated by spaces or commas")),
     ),
   PORT: port.default(8080),
-  HOST: z.string().min(1).default("0.0.0.0"),
+  HOST: z.union([z.ipv4(), z.ipv6(), hostname], { error: "an IP address or a host name" }).default("0.0.0.0"),
   LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
-  LOOPS_SYNC_MIGRATE_ON_START: bool.default(true),
+  LOOPS_SYNC_MIGRATE_ON_START: bool.default(false),
+  LOOPS_SYNC_EMBEDDED_POSTGRES: bool.default(true),
   LOOPS_SYNC_DATA_DIR: z.string().min(1).default(".data"),
   WEBHOOK_TOLERANCE_SECONDS: positiveInt.default(300),
   WEBHOOK_MAX_BODY_BYTES: positiveInt.default(256 * 1024),
@@ -68,12 +96,16 @@ const schema = z.object({
   WEBHOOK_MAX_JSON_DEPTH: positiveInt.default(64),
   DATABASE_POOL_SIZE: positiveInt.default(10),
   WORKER_CONCURRENCY: positiveInt.default(8),
-  CATCHUP_CRON: z.string().min(1).default("*/5 * * * *"),
+  CATCHUP_CRON: cron.default("*/5 * * * *"),
+  RETENTION_DAYS: positiveInt.default(35),
   STATUS_PAGE: bool.default(true),
   METRICS_PORT: port.default(9091),
 });
 
 export type Env = z.output<typeof schema>;
+
+/** Every variable loops-sync reads, in the order of the README's configuration table. */
+export const ENV_VARIABLES: readonly string[] = Object.keys(schema.shape);
 
 /** Names whose absence stops a given process; the rest have defaults or are optional. */
 export type RequiredVariable =
@@ -113,6 +145,12 @@ export function loadEnv(source: NodeJS.ProcessEnv = process.env, options: LoadEn
     throw new ConfigError(name, `${name}: got ${describeValue(name, raw[name])}, expected ${expected}`);
   }
   const env = parsed.data;
+  if (!env.DATABASE_URL && !env.LOOPS_SYNC_EMBEDDED_POSTGRES) {
+    throw new ConfigError(
+      "DATABASE_URL",
+      "DATABASE_URL: got nothing (unset), expected a postgres:// connection URL (LOOPS_SYNC_EMBEDDED_POSTGRES=false turns the embedded trial database off)",
+    );
+  }
   for (const name of options.require ?? []) {
     const value = env[name];
     if (value === undefined || (Array.isArray(value) && value.length === 0)) {

@@ -33,9 +33,9 @@ export interface CreateLoggerOptions {
   name: string;
   /** Default: "info". */
   level?: LoggerOptions["level"];
-  /** Default: pretty when stdout is a terminal, JSON otherwise. */
+  /** Default: pretty when stderr is a terminal, JSON otherwise. */
   pretty?: boolean;
-  /** Where lines go. Default: stdout. */
+  /** Where lines go. Default: stderr (stdout is a command's output). */
   destination?: NodeJS.WritableStream;
 }
 
@@ -43,17 +43,20 @@ export interface CreateLoggerOptions {
 export function createLogger({
   name,
   level = "info",
-  pretty = process.stdout.isTTY === true,
+  pretty = process.stderr.isTTY === true,
   destination,
 }: CreateLoggerOptions): Logger {
   const options: LoggerOptions = { name, level, redact: { paths: REDACT_PATHS, censor: "[redacted]" } };
   if (pretty && !destination) {
     return pino({
       ...options,
-      transport: { target: "pino-pretty", options: { colorize: true, ignore: "pid,hostname" } },
+      transport: {
+        target: "pino-pretty",
+        options: { colorize: true, ignore: "pid,hostname", destination: 2 },
+      },
     });
   }
-  return destination ? pino(options, destination as pino.DestinationStream) : pino(options);
+  return pino(options, (destination as pino.DestinationStream | undefined) ?? pino.destination(2));
 }
 
 /** Removes credentials from a connection URL before it is shown anywhere. */

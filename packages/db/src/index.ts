@@ -32,4 +32,5 @@ export {
   pipelinedTransaction,
   TransactionRolledBackError,
 } from "./pipelined.ts";
+export { type PruneOptions, type PruneResult, pruneFinished, TERMINAL_OUTCOMES } from "./prune.ts";
 export type { TaskName, TaskPayloads } from "./tasks.ts";

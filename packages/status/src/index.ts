@@ -1,4 +1,6 @@
 export { createStatusPage, StatusPageError, type StatusPageOptions } from "./createStatusPage.ts";
+export { type AttentionItem, needsAttention } from "./needs-attention.ts";
+export { readTableSizes, type TableSize } from "./read-table-sizes.ts";
 export { readEventsPerMinute } from "./readEventsPerMinute.ts";
 export { readMerchantStatuses } from "./readMerchantStatuses.ts";
 export { readQueueStatus } from "./readQueueStatus.ts";

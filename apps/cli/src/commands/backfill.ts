@@ -2,6 +2,7 @@ import { runBackfill } from "@loops-sync/catchup";
 import { Command, Option } from "commander";
 import { API_VARIABLES, createLoopsClientFromEnv } from "../clients.ts";
 import { parseIsoDate, parseMerchantId } from "../flags.ts";
+import { JSON_FLAG_HELP, printJson } from "../output.ts";
 import { openRuntime } from "../runtime.ts";
 import { abortOnSignal, createRunProgress, quietLogger } from "./catchup.ts";
 
@@ -21,7 +22,8 @@ export function createBackfillCommand(): Command {
         "orders updated at or after this ISO 8601 time, e.g. 2026-11-01T00:00:00Z (default: the last run's watermark, else all history)",
       ).argParser(parseIsoDate),
     )
-    .action(async (options: { merchant: string; since?: string }) => {
+    .addOption(new Option("--json", JSON_FLAG_HELP))
+    .action(async (options: { merchant: string; since?: string; json?: boolean }) => {
       const runtime = await openRuntime({ name: "backfill", require: API_VARIABLES });
       const progress = createRunProgress("orders");
       const abort = abortOnSignal();
@@ -39,6 +41,10 @@ export function createBackfillCommand(): Command {
           throw abort.signal.aborted ? abort.signal.reason : error;
         });
         progress.stop();
+        if (options.json) {
+          printJson(result);
+          return;
+        }
         console.log(
           `backfill ${result.merchantId}: ${result.resumed ? "resumed, " : ""}${result.pages} page(s), ` +
             `${result.ordersSeen} orders listed since ${result.since ?? "the beginning"}, ${result.ordersChanged} changed` +

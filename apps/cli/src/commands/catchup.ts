@@ -5,6 +5,7 @@ import { Command, Option } from "commander";
 import { CliError, EXIT } from "../cli-error.ts";
 import { API_VARIABLES, createLoopsClientFromEnv } from "../clients.ts";
 import { parseMerchantId } from "../flags.ts";
+import { JSON_FLAG_HELP, printJson, throwIfRefused } from "../output.ts";
 import { openRuntime } from "../runtime.ts";
 
 /**
@@ -112,7 +113,8 @@ export function createCatchupCommand(): Command {
         "only this merchant, e.g. mer_abc123 (default: every active merchant)",
       ).argParser(parseMerchantId),
     )
-    .action(async (options: { merchant?: string }) => {
+    .addOption(new Option("--json", JSON_FLAG_HELP))
+    .action(async (options: { merchant?: string; json?: boolean }) => {
       const runtime = await openRuntime({ name: "catchup", require: API_VARIABLES });
       const progress = createRunProgress("events");
       const abort = abortOnSignal();
@@ -133,7 +135,9 @@ export function createCatchupCommand(): Command {
           throw abort.signal.aborted ? abort.signal.reason : error;
         });
         progress.stop();
-        printSummary(result);
+        if (options.json) printJson(result);
+        else printSummary(result);
+        throwIfRefused("catchup", result.merchants);
         if (result.failed.length > 0) {
           throw new CliError(
             `catch-up failed for ${result.failed.join(", ")}; its cursor keeps what was stored, run it again to resume`,

@@ -5,7 +5,7 @@ export function createMigrateCommand(): Command {
   return new Command("migrate")
     .description("apply pending SQL migrations (and graphile-worker's), then exit")
     .action(async () => {
-      const runtime = await openRuntime({ name: "migrate", migrate: false, poolSize: 2 });
+      const runtime = await openRuntime({ name: "migrate", allowPendingMigrations: true, poolSize: 2 });
       try {
         const { migrate } = await import("@loops-sync/db");
         const { applied } = await migrate(runtime.sql, runtime.databaseUrl);

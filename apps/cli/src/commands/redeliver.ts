@@ -2,6 +2,7 @@ import { Argument, Command, Option } from "commander";
 import { CliError, EXIT } from "../cli-error.ts";
 import { API_VARIABLES, createLoopsClientFromEnv } from "../clients.ts";
 import { parseEventId, parseMerchantId } from "../flags.ts";
+import { JSON_FLAG_HELP, printJson } from "../output.ts";
 import { openRuntime } from "../runtime.ts";
 
 /** Asks Loops to send an event to the webhook endpoints again (POST /events/{id}/redeliver). */
@@ -15,7 +16,8 @@ export function createRedeliverCommand(): Command {
         "the event's merchant, e.g. mer_abc123 (default: read from sync.events; needed when the event was never stored)",
       ).argParser(parseMerchantId),
     )
-    .action(async (eventId: string, options: { merchant?: string }) => {
+    .addOption(new Option("--json", JSON_FLAG_HELP))
+    .action(async (eventId: string, options: { merchant?: string; json?: boolean }) => {
       const runtime = await openRuntime({ name: "redeliver", require: API_VARIABLES, poolSize: 2 });
       try {
         let merchantId = options.merchant;
@@ -32,6 +34,10 @@ export function createRedeliverCommand(): Command {
         }
         const client = createLoopsClientFromEnv(runtime.env, runtime.logger.child({ name: "loops-client" }));
         await client.forMerchant(merchantId).events.redeliver(eventId);
+        if (options.json) {
+          printJson({ eventId, merchantId, queued: true });
+          return;
+        }
         console.log(
           `redeliver: Loops queued ${eventId} (${merchantId}) for delivery to your webhook endpoints again`,
         );

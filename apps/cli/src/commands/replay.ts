@@ -1,6 +1,7 @@
-import { Argument, Command } from "commander";
+import { Argument, Command, Option } from "commander";
 import { CliError, EXIT } from "../cli-error.ts";
 import { parseEventId } from "../flags.ts";
+import { JSON_FLAG_HELP, printJson } from "../output.ts";
 import { openRuntime } from "../runtime.ts";
 
 /**
@@ -14,7 +15,8 @@ export function createReplayCommand(): Command {
       "re-apply an event already stored in sync.events: reset its outcome to pending and queue it for the worker",
     )
     .addArgument(new Argument("<event-id>", "the stored event, e.g. evt_abc123").argParser(parseEventId))
-    .action(async (eventId: string) => {
+    .addOption(new Option("--json", JSON_FLAG_HELP))
+    .action(async (eventId: string, options: { json?: boolean }) => {
       const runtime = await openRuntime({ name: "replay", poolSize: 2 });
       try {
         const replayed = await runtime.sql.begin(async (tx) => {
@@ -35,6 +37,18 @@ export function createReplayCommand(): Command {
             `replay: event ${eventId} is not in sync.events; fetch it with 'loops-sync catchup' or ask Loops to send it again with 'loops-sync redeliver ${eventId} --merchant mer_…'`,
             EXIT.problem,
           );
+        }
+        if (options.json) {
+          printJson({
+            eventId,
+            type: replayed.type,
+            merchantId: replayed.merchant_id,
+            previousOutcome: replayed.outcome,
+            outcome: "pending",
+            queued: true,
+            merchantRevoked: replayed.revoked,
+          });
+          return;
         }
         console.log(
           `replay: ${eventId} (${replayed.type}, ${replayed.merchant_id}) was ${replayed.outcome}; queued for the worker`,

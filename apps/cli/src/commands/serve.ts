@@ -7,6 +7,7 @@ import { Registry } from "prom-client";
 import { CliError, EXIT } from "../cli-error.ts";
 import { API_VARIABLES, createLoopsClientFromEnv } from "../clients.ts";
 import { startMetricsServer } from "../metrics-server.ts";
+import { PRUNE_CRONTAB, pruneTasks } from "../retention.ts";
 import { openRuntime, type Runtime } from "../runtime.ts";
 import { untilSignal } from "../shutdown.ts";
 
@@ -91,14 +92,17 @@ async function startParts(
       merchantIds: env.LOOPS_MERCHANT_IDS,
       logger: logger.child({ name: "worker" }),
       registry,
-      extraTasks: catchupTasks({
-        sql,
-        client,
-        applicationId: env.LOOPS_APPLICATION_ID,
-        merchantIds: env.LOOPS_MERCHANT_IDS,
-        logger: logger.child({ name: "catchup" }),
-      }),
-      extraCrontab: catchupCrontab(env.CATCHUP_CRON),
+      extraTasks: {
+        ...catchupTasks({
+          sql,
+          client,
+          applicationId: env.LOOPS_APPLICATION_ID,
+          merchantIds: env.LOOPS_MERCHANT_IDS,
+          logger: logger.child({ name: "catchup" }),
+        }),
+        ...pruneTasks({ sql, retentionDays: env.RETENTION_DAYS, logger: logger.child({ name: "prune" }) }),
+      },
+      extraCrontab: [catchupCrontab(env.CATCHUP_CRON), PRUNE_CRONTAB].join("\n"),
     });
     stops.push(() => worker.stop());
     // Catch up once at start: whatever happened while nothing was running is read from the event log.
@@ -117,7 +121,7 @@ function createServeCommand(name: "receiver" | "worker" | "start", parts: readon
         ...(parts.includes("receiver") ? (["LOOPS_WEBHOOK_SECRETS"] as const) : []),
         ...(parts.includes("worker") ? API_VARIABLES : []),
       ];
-      const runtime = await openRuntime({ name, require, ...(options.migrate ? {} : { migrate: false }) });
+      const runtime = await openRuntime({ name, require, service: true, noMigrate: !options.migrate });
       // Receiver first (stop accepting, drain), then the worker, then the pool.
       const stops: Array<() => Promise<void>> = [];
       const stopAll = async () => {

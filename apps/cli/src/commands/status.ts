@@ -1,6 +1,19 @@
-import { readSyncStatus, type SyncStatus } from "@loops-sync/status";
+import {
+  type AttentionItem,
+  needsAttention,
+  readSyncStatus,
+  readTableSizes,
+  type SyncStatus,
+  type TableSize,
+} from "@loops-sync/status";
 import { Command, Option } from "commander";
+import { CliError, EXIT } from "../cli-error.ts";
+import { parseSeconds } from "../flags.ts";
+import { JSON_FLAG_HELP, printJson } from "../output.ts";
 import { openRuntime } from "../runtime.ts";
+
+/** Work waiting longer than this (seconds) makes `status` exit 1, unless --max-lag says otherwise. */
+export const DEFAULT_MAX_LAG_SECONDS = 300;
 
 const ago = (iso: string | null, now: number): string => {
   if (!iso) return "never";
@@ -9,6 +22,20 @@ const ago = (iso: string | null, now: number): string => {
 };
 
 const seconds = (n: number | null): string => (n === null ? "-" : `${Math.round(n)}s`);
+
+const size = (bytes: number): string =>
+  bytes < 1024 ** 2
+    ? `${Math.round(bytes / 1024)} kB`
+    : bytes < 1024 ** 3
+      ? `${(bytes / 1024 ** 2).toFixed(1)} MB`
+      : `${(bytes / 1024 ** 3).toFixed(2)} GB`;
+
+function printTables(tables: readonly TableSize[], attention: readonly AttentionItem[]): void {
+  console.log(
+    `tables: ${tables.map((t) => `${t.table} ${size(t.totalBytes)} (~${t.estimatedRows ?? "?"} rows)`).join(", ")}`,
+  );
+  for (const item of attention) console.log(`needs attention: ${item.detail}`);
+}
 
 function printStatus(status: SyncStatus): void {
   const now = Date.parse(status.generatedAt);
@@ -47,13 +74,29 @@ export function createStatusCommand(): Command {
     .description(
       "per merchant: cursor, last webhook, last catch-up, lag, pending and failed events, revoked or not; and the job queue",
     )
-    .addOption(new Option("--json", "print the snapshot as JSON (fields are only ever added)"))
-    .action(async (options: { json?: boolean }) => {
+    .addOption(new Option("--json", JSON_FLAG_HELP))
+    .addOption(
+      new Option(
+        "--max-lag <seconds>",
+        "exit 1 when a merchant's oldest pending event, or the oldest queued order refresh, has waited longer",
+      )
+        .argParser(parseSeconds)
+        .default(DEFAULT_MAX_LAG_SECONDS),
+    )
+    .action(async (options: { json?: boolean; maxLag: number }) => {
       const runtime = await openRuntime({ name: "status", poolSize: 2 });
       try {
         const status = await readSyncStatus(runtime.sql);
-        if (options.json) console.log(JSON.stringify(status, null, 2));
-        else printStatus(status);
+        const tables = await readTableSizes(runtime.sql);
+        const attention = needsAttention(status, options.maxLag);
+        if (options.json) printJson({ ...status, tables, attention });
+        else {
+          printStatus(status);
+          printTables(tables, attention);
+        }
+        if (attention.length > 0) {
+          throw new CliError(`status: ${attention.length} thing(s) need attention (see above)`, EXIT.problem);
+        }
       } finally {
         await runtime.close();
       }

@@ -1,10 +1,21 @@
-import { describeDifference, verifyReplica } from "@loops-sync/catchup";
+import { describeDifference, type VerifyResult, verifyReplica } from "@loops-sync/catchup";
 import { Command, Option } from "commander";
 import { CliError, EXIT } from "../cli-error.ts";
 import { API_VARIABLES, createLoopsClientFromEnv } from "../clients.ts";
 import { parseMerchantId } from "../flags.ts";
+import { JSON_FLAG_HELP, printJson, throwIfRefused } from "../output.ts";
 import { openRuntime } from "../runtime.ts";
 import { abortOnSignal, createRunProgress, quietLogger } from "./catchup.ts";
+
+function printVerify(result: VerifyResult, repair: boolean): void {
+  for (const d of result.differences) console.log(describeDifference(d));
+  for (const m of result.merchants) {
+    console.log(
+      `verify ${m.merchantId}: ${m.ordersUpstream} orders upstream, ${m.differences.length} difference(s)` +
+        `${repair ? `, ${m.repaired} repaired` : ""}${m.error ? `; not verified: ${m.error}` : ""}`,
+    );
+  }
+}
 
 export function createVerifyCommand(): Command {
   return new Command("verify")
@@ -18,7 +29,8 @@ export function createVerifyCommand(): Command {
       ).argParser(parseMerchantId),
     )
     .addOption(new Option("--repair", "fix each difference with the upstream copy (version-gated)"))
-    .action(async (options: { merchant?: string; repair?: boolean }) => {
+    .addOption(new Option("--json", JSON_FLAG_HELP))
+    .action(async (options: { merchant?: string; repair?: boolean; json?: boolean }) => {
       const runtime = await openRuntime({ name: "verify", require: API_VARIABLES });
       const progress = createRunProgress("orders");
       const abort = abortOnSignal();
@@ -37,13 +49,9 @@ export function createVerifyCommand(): Command {
           throw abort.signal.aborted ? abort.signal.reason : error;
         });
         progress.stop();
-        for (const d of result.differences) console.log(describeDifference(d));
-        for (const m of result.merchants) {
-          console.log(
-            `verify ${m.merchantId}: ${m.ordersUpstream} orders upstream, ${m.differences.length} difference(s)` +
-              `${options.repair ? `, ${m.repaired} repaired` : ""}${m.error ? `; not verified: ${m.error}` : ""}`,
-          );
-        }
+        if (options.json) printJson(result);
+        else printVerify(result, options.repair ?? false);
+        throwIfRefused("verify", result.merchants);
         if (result.remaining > 0) {
           throw new CliError(
             options.repair

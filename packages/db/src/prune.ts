@@ -1,0 +1,147 @@
+import { setTimeout as delay } from "node:timers/promises";
+import type { Sql } from "./connect.ts";
+
+/** Outcomes after which an event is only history: nothing will read or retry it again. */
+export const TERMINAL_OUTCOMES = [
+  "applied",
+  "stale",
+  "ignored_self",
+  "unhandled",
+  "skipped_revoked",
+] as const;
+
+export interface PruneOptions {
+  sql: Sql;
+  /** Rows received (events) or last touched (jobs) before this time are candidates. */
+  before: Date;
+  /** Count what would go, delete nothing. Default: false. */
+  dryRun?: boolean;
+  /** Rows per delete transaction. Default: 1000. */
+  batchSize?: number;
+  /** Pause between batches, leaving the disk to the receiver and the worker. Default: 0 ms. */
+  pauseMs?: number;
+  /** Stops between batches; what was deleted stays deleted. Default: none. */
+  signal?: AbortSignal;
+  /** Called after each batch with the running totals. Default: none. */
+  onBatch?: (progress: { eventsDeleted: number; jobsDeleted: number }) => void;
+}
+
+export interface PruneResult {
+  /** ISO 8601: rows older than this were candidates. */
+  before: string;
+  dryRun: boolean;
+  /** Events deleted (or, with dryRun, that would be). */
+  eventsDeleted: number;
+  /** Terminal events older than the cutoff kept because status or reporting still reads them. */
+  eventsKept: number;
+  /** Failed jobs (all attempts used) deleted (or that would be). */
+  jobsDeleted: number;
+  batches: number;
+}
+
+/**
+ * Events a cursor or a reporting view still reads, whatever their age: each cursor's `after_event_id`,
+ * each queued order refresh's event, and per merchant the newest applied event (`reporting.sync_health`'s
+ * lag) and the newest webhook (its "last webhook").
+ */
+async function eventsStillNeeded(sql: Sql): Promise<string[]> {
+  const rows = await sql<{ id: string }[]>`
+    with merchants as (select id from sync.merchants union select merchant_id from sync.cursors)
+    select after_event_id as id from sync.cursors where after_event_id is not null
+    union select event_id from sync.order_refresh where event_id is not null
+    union select (select e.id from sync.events e where e.merchant_id = m.id and e.outcome = 'applied'
+                  order by e.created_at desc limit 1) from merchants m
+    union select (select e.id from sync.events e where e.merchant_id = m.id and e.source = 'webhook'
+                  order by e.received_at desc limit 1) from merchants m`;
+  return rows.map((r) => r.id).filter((id) => id !== null);
+}
+
+/**
+ * Deletes terminal events received before `before` and graphile-worker jobs that used all their attempts
+ * and were last touched before it, in small batches, each its own short transaction. Rows another
+ * transaction holds are skipped (SKIP LOCKED), so the receiver and the worker never wait on a prune;
+ * pending and failed events are never candidates.
+ */
+export async function pruneFinished({
+  sql,
+  before,
+  dryRun = false,
+  batchSize = 1000,
+  pauseMs = 0,
+  signal,
+  onBatch,
+}: PruneOptions): Promise<PruneResult> {
+  if (!Number.isInteger(batchSize) || batchSize < 1) {
+    throw new RangeError(`pruneFinished: batchSize must be a whole number of at least 1, got ${batchSize}`);
+  }
+  const keep = await eventsStillNeeded(sql);
+  const terminal = [...TERMINAL_OUTCOMES];
+  const [kept] = await sql<{ n: number }[]>`
+    select count(*)::int as n from sync.events
+    where id = any(${keep}::text[]) and received_at < ${before} and outcome = any(${terminal}::text[])`;
+  const result: PruneResult = {
+    before: before.toISOString(),
+    dryRun,
+    eventsDeleted: 0,
+    eventsKept: kept?.n ?? 0,
+    jobsDeleted: 0,
+    batches: 0,
+  };
+  if (dryRun) {
+    const [counts] = await sql<{ events: number; jobs: number }[]>`
+      select (select count(*)::int from sync.events
+              where received_at < ${before} and outcome = any(${terminal}::text[])
+                and not (id = any(${keep}::text[]))) as events,
+             (select count(*)::int from graphile_worker._private_jobs
+              where attempts >= max_attempts and locked_at is null and updated_at < ${before}) as jobs`;
+    return { ...result, eventsDeleted: counts?.events ?? 0, jobsDeleted: counts?.jobs ?? 0 };
+  }
+  // Walk forward through received_at so each batch starts where the last ended, not over the dead rows
+  // the earlier batches left in the index.
+  // received_at travels as text: a JS Date would drop its microseconds and revisit rows.
+  let after = { at: "-infinity", id: "" };
+  for (;;) {
+    signal?.throwIfAborted();
+    const [batch] = await sql<{ n: number; at: string | null; id: string | null }[]>`
+      with batch as (
+        select id, received_at from sync.events
+        where received_at < ${before} and (received_at, id) > (${after.at}::text::timestamptz, ${after.id}::text)
+          and outcome = any(${terminal}::text[]) and not (id = any(${keep}::text[]))
+        order by received_at, id
+        limit ${batchSize}
+        for update skip locked
+      ), gone as (
+        delete from sync.events e using batch b where e.id = b.id
+        returning e.id, e.received_at
+      )
+      select count(*)::int as n,
+             (select received_at::text from gone order by received_at desc, id desc limit 1) as at,
+             (select id from gone order by received_at desc, id desc limit 1) as id
+      from gone`;
+    if (!batch || batch.n === 0 || !batch.at || !batch.id) break;
+    after = { at: batch.at, id: batch.id };
+    result.eventsDeleted += batch.n;
+    result.batches++;
+    onBatch?.({ eventsDeleted: result.eventsDeleted, jobsDeleted: result.jobsDeleted });
+    if (pauseMs > 0) await delay(pauseMs);
+  }
+  for (;;) {
+    signal?.throwIfAborted();
+    const [batch] = await sql<{ n: number }[]>`
+      with batch as (
+        select id from graphile_worker._private_jobs
+        where attempts >= max_attempts and locked_at is null and updated_at < ${before}
+        order by id limit ${batchSize}
+        for update skip locked
+      ), gone as (
+        delete from graphile_worker._private_jobs j using batch b where j.id = b.id returning j.id
+      )
+      select count(*)::int as n from gone`;
+    if (!batch || batch.n === 0) break;
+    result.jobsDeleted += batch.n;
+    result.batches++;
+    onBatch?.({ eventsDeleted: result.eventsDeleted, jobsDeleted: result.jobsDeleted });
+    if (pauseMs > 0) await delay(pauseMs);
+  }
+  return result;
+}
