@@ -62,6 +62,11 @@ export interface StartWorkerOptions {
 export interface RunningWorker {
   /** Graceful stop: running jobs finish, or are released back to the queue after `shutdownAbortAfterMs`. */
   stop(): Promise<void>;
+  /**
+   * Why the job runner stopped without stop() being called (e.g. graphile-worker gave up after its queue
+   * connection failed mid-job), or undefined while it runs. Such a process takes no more jobs: restart it.
+   */
+  stoppedBecause(): string | undefined;
 }
 
 /** How long the list of paused merchants is reused before asking the database again. */
@@ -188,7 +193,17 @@ export async function startWorker({
   logger.info({ concurrency, merchants: merchantIds.length }, "worker started");
 
   let stopping: Promise<void> | undefined;
+  let stoppedBecause: string | undefined;
+  const onRunnerEnd = (error?: unknown) => {
+    if (stopping) return;
+    stoppedBecause = error
+      ? `the job runner stopped: ${(error as Error).message ?? error}`
+      : "the job runner stopped";
+    logger.error({ reason: stoppedBecause }, "worker runner stopped; this process takes no more jobs");
+  };
+  runner.promise.then(() => onRunnerEnd(), onRunnerEnd);
   return {
+    stoppedBecause: () => stoppedBecause,
     stop() {
       stopping ??= (async () => {
         try {

@@ -1,4 +1,5 @@
 export { createStatusPage, StatusPageError, type StatusPageOptions } from "./createStatusPage.ts";
+export { type MerchantBacklog, readBacklog } from "./readBacklog.ts";
 export { readEventsPerMinute } from "./readEventsPerMinute.ts";
 export { readMerchantStatuses } from "./readMerchantStatuses.ts";
 export { readQueueStatus } from "./readQueueStatus.ts";
