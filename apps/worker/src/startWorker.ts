@@ -145,6 +145,7 @@ export async function startWorker({
   pgPool.on("error", lost);
   pgPool.on("connect", (client) => client.on("error", lost));
 
+  let stoppedBecause: string | undefined;
   const runner = await run({
     pgPool,
     concurrency,
@@ -193,12 +194,11 @@ export async function startWorker({
   logger.info({ concurrency, merchants: merchantIds.length }, "worker started");
 
   let stopping: Promise<void> | undefined;
-  let stoppedBecause: string | undefined;
+  // graphile-worker stops its runner by itself on some failures (a breaking migration of its schema by a newer
+  // version, a pool that lost every worker); the process then takes no jobs and only a restart helps.
   const onRunnerEnd = (error?: unknown) => {
-    if (stopping) return;
-    stoppedBecause = error
-      ? `the job runner stopped: ${(error as Error).message ?? error}`
-      : "the job runner stopped";
+    if (stopping || stoppedBecause) return;
+    stoppedBecause = `the job runner stopped${error ? `: ${(error as Error).message ?? error}` : ""}`;
     logger.error({ reason: stoppedBecause }, "worker runner stopped; this process takes no more jobs");
   };
   runner.promise.then(() => onRunnerEnd(), onRunnerEnd);

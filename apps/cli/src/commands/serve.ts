@@ -67,7 +67,7 @@ async function startParts(
       host: env.ADMIN_HOST,
     }),
   );
-  logger.info({ url: admin.url, token: env.ADMIN_TOKEN ? "required" : "none" }, "admin listening");
+  logger.info({ url: admin.url, auth: env.ADMIN_TOKEN ? "bearer" : "none" }, "admin listening");
   stops.push(() => admin.close());
   if (parts.includes("receiver")) {
     const receiver = await listen("PORT", env.PORT, () =>
@@ -144,8 +144,13 @@ function createServeCommand(name: "receiver" | "worker" | "start", parts: readon
         health.close();
         await runtime.close();
       };
+      let started = false;
+      health.addPart({
+        ready: () => (started ? undefined : { code: "starting", detail: "the process is starting" }),
+      });
       try {
         await startParts(runtime, parts, health, stops);
+        started = true;
       } catch (error) {
         await stopAll();
         throw error;
