@@ -1,10 +1,11 @@
 import { version } from "@loops-sync/config";
 import type { Sql } from "@loops-sync/db";
 import { type MerchantBacklog, readBacklog } from "@loops-sync/status";
-import { collectDefaultMetrics, Gauge, type Registry } from "prom-client";
+import { collectDefaultMetrics, Gauge, Registry } from "prom-client";
 
 export interface ProcessMetricsOptions {
-  registry: Registry;
+  /** Default: a new registry. */
+  registry?: Registry;
   sql: Sql;
   /** Per-merchant series only while there are at most this many active merchants; 0 turns them off. */
   merchantLabelsMax: number;
@@ -50,11 +51,11 @@ function combine(values: number[], how: "sum" | "max" | "min"): number | undefin
  * the backlog read from Postgres at scrape time (every process shows the same figures: aggregate with max).
  */
 export function registerProcessMetrics({
-  registry,
+  registry = new Registry(),
   sql,
   merchantLabelsMax,
   onError = () => {},
-}: ProcessMetricsOptions): void {
+}: ProcessMetricsOptions): Registry {
   collectDefaultMetrics({ register: registry });
   const registers = [registry];
   new Gauge({
@@ -109,6 +110,7 @@ export function registerProcessMetrics({
     });
   }
   registerDeliveryGauges(registry, backlog, merchantLabelsMax);
+  return registry;
 }
 
 /** Events first stored in the last hour by how they arrived: catch-up only means webhooks stopped coming. */

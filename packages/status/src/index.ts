@@ -4,6 +4,7 @@ export { readEventsPerMinute } from "./readEventsPerMinute.ts";
 export { readMerchantStatuses } from "./readMerchantStatuses.ts";
 export { readQueueStatus } from "./readQueueStatus.ts";
 export { readSyncStatus } from "./readSyncStatus.ts";
+export { readWebhookDelivery, type WebhookDelivery } from "./readWebhookDelivery.ts";
 export { redactSecrets } from "./redactSecrets.ts";
 export { type ServedStatusPage, type ServeStatusPageOptions, serveStatusPage } from "./serveStatusPage.ts";
 export {
