@@ -4,7 +4,7 @@
 import { randomBytes } from "node:crypto";
 import { version } from "@loops-sync/config";
 import { describe, expect, it } from "vitest";
-import { adminUrlOf, freePort, receiverUrlOf } from "../support/processes.ts";
+import { adminUrlOf, freePort, receiverUrlOf, recordSecrets } from "../support/processes.ts";
 import { workerWorld } from "./worker-world.ts";
 
 const RUN_ID = `admin-${randomBytes(4).toString("hex")}`;
@@ -15,6 +15,8 @@ const basic = (password: string) => `Basic ${Buffer.from(`operator:${password}`)
 
 describe("the admin listener of each process", () => {
   const w = workerWorld(RUN_ID, "admin");
+  // The secrets suite then checks that no log line of these processes shows the token.
+  recordSecrets(`${RUN_ID}-admin-token`, [TOKEN]);
 
   it("receiver: the public port answers no admin path; ADMIN_PORT (or METRICS_PORT) serves them all", {
     timeout: 60_000,
