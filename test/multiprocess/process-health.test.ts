@@ -106,5 +106,8 @@ describe("health of a process that loses Postgres", () => {
     expect(((await health.json()) as { code: string; detail: string }).code).toBe("worker_stopped");
     expect(await codeOf(`${admin}/readyz`)).toBe("worker_stopped");
     expect(worker.alive()).toBe(true);
+    // It still shuts down on SIGTERM by itself (no SIGKILL needed), its pools closed.
+    await worker.kill("SIGTERM", 20_000);
+    expect((await worker.exited).signal).toBeNull();
   });
 });

@@ -63,8 +63,8 @@ export interface RunningWorker {
   /** Graceful stop: running jobs finish, or are released back to the queue after `shutdownAbortAfterMs`. */
   stop(): Promise<void>;
   /**
-   * Why the job runner stopped without stop() being called (e.g. graphile-worker gave up after its queue
-   * connection failed mid-job), or undefined while it runs. Such a process takes no more jobs: restart it.
+   * Why the job runner stopped without stop() being called (e.g. a newer graphile-worker announced a breaking
+   * migration of its schema), or undefined while it runs. Such a process takes no more jobs: restart it.
    */
   stoppedBecause(): string | undefined;
 }
@@ -145,7 +145,6 @@ export async function startWorker({
   pgPool.on("error", lost);
   pgPool.on("connect", (client) => client.on("error", lost));
 
-  let stoppedBecause: string | undefined;
   const runner = await run({
     pgPool,
     concurrency,
@@ -194,6 +193,7 @@ export async function startWorker({
   logger.info({ concurrency, merchants: merchantIds.length }, "worker started");
 
   let stopping: Promise<void> | undefined;
+  let stoppedBecause: string | undefined;
   // graphile-worker stops its runner by itself on some failures (a breaking migration of its schema by a newer
   // version, a pool that lost every worker); the process then takes no jobs and only a restart helps.
   const onRunnerEnd = (error?: unknown) => {
@@ -207,7 +207,9 @@ export async function startWorker({
     stop() {
       stopping ??= (async () => {
         try {
-          await Promise.all([runner.stop(), refresher.stop(shutdownAbortAfterMs)]);
+          // A runner that stopped by itself refuses a second stop; the refresher still has to stop.
+          const runnerStopped = stoppedBecause ? Promise.resolve() : runner.stop();
+          await Promise.all([runnerStopped, refresher.stop(shutdownAbortAfterMs)]);
         } finally {
           await closeQueue();
           logger.info("worker stopped");
