@@ -133,8 +133,8 @@ export async function measureFreshness({
     await waitForIdleWorker(sql, 30_000);
     const fetchesBefore = sandbox.stats().apiCalls["GET /orders/{order_id}"] ?? 0;
     const commitsBefore = await commitCount(sql);
-    const metricsLine = await worker.process.waitForLine((l) => l.msg === "worker metrics listening");
-    const metricsUrl = String(metricsLine.url);
+    const adminLine = await worker.process.waitForLine((l) => l.msg === "admin listening");
+    const metricsUrl = `${String(adminLine.url)}/metrics`;
     const stagesBefore = await readWorkerStages(metricsUrl);
     const jobTrace = trace ? await startJobTrace(sql) : undefined;
     const loopDelay = process.env.BENCH_VERBOSE ? watchLoopDelay() : undefined;

@@ -9,8 +9,8 @@ import { createRequire } from "node:module";
 import os from "node:os";
 import { parseArgs } from "node:util";
 import { connect, migrate } from "@loops-sync/db";
-import { startCliProcess } from "./cliProcess.ts";
-import { createWebhookSigner } from "./signedWebhook.ts";
+import { startCliProcess } from "./cli-process.ts";
+import { createWebhookSigner } from "./webhook-signer.ts";
 
 interface AutocannonRequest {
   method?: string;

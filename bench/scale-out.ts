@@ -175,7 +175,8 @@ async function runPhase(
     const p = procs.spawn({
       name: `scale-out-${name}-receiver-${n}`,
       args: ["receiver"],
-      env: { ...env, PORT: String(port) },
+      // Any free admin port: the receivers share this machine.
+      env: { ...env, PORT: String(port), ADMIN_PORT: "0" },
     });
     receiverUrls.push(`http://127.0.0.1:${port}`);
     started.push({ p, kind: "receivers" as const, ready: `http://127.0.0.1:${port}/readyz` });
@@ -185,7 +186,7 @@ async function runPhase(
     const p = procs.spawn({
       name: `scale-out-${name}-worker-${n}`,
       args: ["worker"],
-      env: { ...env, METRICS_PORT: String(port) },
+      env: { ...env, ADMIN_PORT: String(port) },
     });
     started.push({ p, kind: "workers" as const, ready: `http://127.0.0.1:${port}/healthz` });
   }

@@ -35,7 +35,12 @@ export async function startReceiverProcess(
   env: Record<string, string>,
   webhookSecret: string,
 ): Promise<RunningService> {
-  const process = startCliProcess(["receiver"], { ...env, PORT: "0", LOOPS_WEBHOOK_SECRETS: webhookSecret });
+  const process = startCliProcess(["receiver"], {
+    ...env,
+    PORT: "0",
+    ADMIN_PORT: "0",
+    LOOPS_WEBHOOK_SECRETS: webhookSecret,
+  });
   const line = await process.waitForLine((l) => l.msg === "receiver listening" && typeof l.url === "string");
   return { process, url: String(line.url) };
 }
@@ -47,7 +52,7 @@ export async function startWorkerProcess(
 ): Promise<RunningService> {
   const process = startCliProcess(["worker"], {
     ...env,
-    METRICS_PORT: "0",
+    ADMIN_PORT: "0",
     WORKER_CONCURRENCY: String(concurrency),
     DATABASE_POOL_SIZE: String(poolSize),
   });

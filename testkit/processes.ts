@@ -168,6 +168,14 @@ export async function receiverUrlOf(child: LoopsSyncProcess, timeoutMs = 30_000)
   return url;
 }
 
+/** The admin listener's URL a child logged ("admin listening" with { url }). */
+export async function adminUrlOf(child: LoopsSyncProcess, timeoutMs = 30_000): Promise<string> {
+  const line = await child.waitForLine(/"msg":"admin listening"/, timeoutMs);
+  const { url } = JSON.parse(line) as { url?: string };
+  if (!url) throw new Error(`${child.name}: "admin listening" line without a url: ${line}`);
+  return url;
+}
+
 export interface LoopsSyncEnvOptions {
   databaseUrl: string;
   /** The sandbox (or a stand-in) the worker calls. */
@@ -204,8 +212,8 @@ export function loopsSyncEnv({
     HOST: "127.0.0.1",
     LOG_LEVEL: logLevel,
     LOOPS_SYNC_MIGRATE_ON_START: "false",
-    // Any free port: several workers share this machine (the default 9091 would collide).
-    METRICS_PORT: "0",
+    // Any free port: several processes share this machine (the default 9091 would collide).
+    ADMIN_PORT: "0",
     STATUS_PAGE: "false",
     ...extra,
   };

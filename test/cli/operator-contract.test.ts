@@ -8,9 +8,9 @@ import path from "node:path";
 import { createInterface } from "node:readline";
 import { defaultSeed, type Sandbox, startSandbox } from "@loops-sync/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "#testkit/free-port";
 import { makeOrders } from "../catchup/support.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
-import { freePort } from "../support/free-port.ts";
 import { bin, runCli } from "./operator-run.ts";
 
 const BEHIND =

@@ -5,9 +5,9 @@ import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { type Sandbox, startSandbox } from "@loops-sync/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { waitFor } from "#testkit/wait-for";
 import { deliver, makeEvent, SECRET } from "../receiver/webhook-fixtures.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
-import { waitFor } from "../support/wait-for.ts";
 import { bin, runCli } from "./operator-run.ts";
 
 const ROWS = 1_000_000;

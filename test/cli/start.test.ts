@@ -39,11 +39,12 @@ describe("loops-sync start", () => {
       { what: "the order's newest version in replica.orders" },
     );
 
-    const metrics = await (await fetch(`${started.base}/metrics`)).text();
+    const metrics = await (await fetch(`${started.admin}/metrics`)).text();
     expect(metrics).toContain("loops_sync_webhooks_received_total");
     expect(metrics).toContain("loops_sync_worker_jobs_total");
 
-    const status = await fetch(`${started.base}/status/api`);
+    expect((await fetch(`${started.base}/status/api`)).status).toBe(404);
+    const status = await fetch(`${started.admin}/status/api`);
     expect(status.status).toBe(200);
     const body = JSON.stringify(await status.json());
     expect(body).toContain("mer_demo_2");

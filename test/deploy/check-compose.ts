@@ -28,6 +28,8 @@ export interface ComposeFile {
 const TOP_LEVEL = new Set(["name", "services", "volumes", "networks", "configs", "secrets"]);
 const CONDITIONS = new Set(["service_started", "service_healthy", "service_completed_successfully"]);
 const MIGRATING_VERBS = new Set(["receiver", "worker", "start"]);
+/** Verbs that run an admin listener (and, for receiver and start, the webhook listener). */
+export const SERVING_VERBS = new Set(["receiver", "worker", "start"]);
 /** The Dockerfile whose image runs `loops-sync`. */
 export const APP_DOCKERFILE = "infra/Dockerfile";
 
@@ -48,6 +50,52 @@ export function resolvedEnvironment(service: ComposeService): Record<string, str
 export function parsePort(spec: string): { host: string | undefined; container: number } {
   const parts = interpolate(spec).split(":");
   return { host: parts.length > 1 ? parts.at(-2) : undefined, container: Number(parts.at(-1)) };
+}
+
+/** The admin port a service's environment gives its process (ADMIN_PORT, then METRICS_PORT, then the default). */
+export function adminPortOf(env: Record<string, string>, c: DeployContract): number {
+  return Number(env.ADMIN_PORT || env.METRICS_PORT || c.defaultAdminPort);
+}
+
+/**
+ * Health checks call real routes on the listener that serves them; only the webhook port is published; the
+ * admin listener answers on the compose network (not loopback, or Prometheus cannot reach it).
+ */
+function checkListeners(
+  name: string,
+  verb: string,
+  s: ComposeService,
+  env: Record<string, string>,
+  c: DeployContract,
+): string[] {
+  const problems: string[] = [];
+  const webhooks = verb !== "worker";
+  const port = Number(env.PORT ?? c.defaultPort);
+  const admin = adminPortOf(env, c);
+  const urls = healthUrlsIn(words(s.healthcheck?.test).join(" "));
+  if (!hasHealthcheck(s) || urls.length === 0) problems.push(`${name}: no HTTP health check`);
+  for (const url of urls) {
+    const listener = url.port === admin ? "admin" : webhooks && url.port === port ? "receiver" : undefined;
+    const routes = listener === "admin" ? c.adminGetPaths : c.receiverGetPaths;
+    if (!listener) {
+      const ports = webhooks ? `${port} (PORT) and ${admin} (ADMIN_PORT)` : `${admin} (ADMIN_PORT)`;
+      problems.push(`${name}: health check calls port ${url.port}, the ${verb} listens on ${ports}`);
+    } else if (!routes.has(url.path)) {
+      problems.push(`${name}: health check calls ${url.path}, not a ${listener} route`);
+    }
+  }
+  for (const spec of s.ports ?? []) {
+    const { container } = parsePort(spec);
+    if (container === admin) {
+      problems.push(`${name}: publishes the admin port (${spec}); keep it on the network`);
+    } else if (!webhooks || container !== port) {
+      problems.push(`${name}: publishes ${spec}, the ${verb} listens on ${port}`);
+    }
+  }
+  if (/^(127\.|localhost$|::1$)/.test(env.ADMIN_HOST ?? "127.0.0.1")) {
+    problems.push(`${name}: ADMIN_HOST is loopback, so Prometheus on the compose network cannot scrape it`);
+  }
+  return problems;
 }
 
 function checkAppService(
@@ -86,21 +134,7 @@ function checkAppService(
       problems.push(`${name}: migrates at start as well as in the migrate service`);
     }
   }
-  if (verb === "receiver" || verb === "start") {
-    const port = Number(env.PORT ?? c.defaultPort);
-    const urls = healthUrlsIn(words(s.healthcheck?.test).join(" "));
-    if (!hasHealthcheck(s) || urls.length === 0) problems.push(`${name}: no HTTP health check`);
-    for (const url of urls) {
-      if (!c.receiverGetPaths.has(url.path))
-        problems.push(`${name}: health check calls ${url.path}, not a receiver route`);
-      if (url.port !== port)
-        problems.push(`${name}: health check calls port ${url.port}, the receiver listens on ${port}`);
-    }
-    for (const spec of s.ports ?? []) {
-      if (parsePort(spec).container !== port)
-        problems.push(`${name}: publishes ${spec}, the receiver listens on ${port}`);
-    }
-  }
+  if (SERVING_VERBS.has(verb)) problems.push(...checkListeners(name, verb, s, env, c));
   if (verb === "worker" && (s.container_name || (s.ports ?? []).some((p) => parsePort(p).host))) {
     problems.push(`${name}: a fixed container name or host port stops --scale ${name}=3`);
   }
@@ -178,7 +212,8 @@ export function findComposeProblems(compose: ComposeFile, contract: DeployContra
       if (dep.condition === "service_completed_successfully" && (other?.restart ?? "no") !== "no") {
         problems.push(`${name}: waits for ${target} to complete, but ${target} restarts forever`);
       }
-      if (other?.profiles?.length && dep.required !== false) {
+      const sameProfiles = !!other?.profiles?.every((p) => s.profiles?.includes(p));
+      if (other?.profiles?.length && dep.required !== false && !sameProfiles) {
         problems.push(`${name}: requires ${target}, which only exists under a profile`);
       }
     }

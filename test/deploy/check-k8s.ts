@@ -26,7 +26,7 @@ interface Container {
   securityContext?: { runAsNonRoot?: boolean };
 }
 interface PodTemplate {
-  metadata?: { labels?: Labels };
+  metadata?: { labels?: Labels; annotations?: Labels };
   spec?: { containers?: Container[]; securityContext?: { runAsNonRoot?: boolean }; restartPolicy?: string };
 }
 export interface K8sObject {
@@ -52,6 +52,8 @@ export const KNOWN_KINDS = new Set([
   "autoscaling/v2/HorizontalPodAutoscaler",
 ]);
 const HTTP_VERBS = new Set(["receiver", "start"]);
+/** Verbs that run an admin listener: probed, scraped, never behind a Service. */
+const SERVING_VERBS = new Set(["receiver", "worker", "start"]);
 const MIGRATING_VERBS = new Set(["receiver", "worker", "start"]);
 
 const matches = (selector: Labels | undefined, labels: Labels | undefined) =>
@@ -105,10 +107,16 @@ function checkContainer(
   ) {
     problems.push(`${where}: migrates at start; the migrate Job is the only migrator`);
   }
-  if (HTTP_VERBS.has(verb)) {
-    if (!ports.some((p) => p.containerPort === port))
-      problems.push(`${where}: no containerPort ${port} (PORT)`);
+  const admin = Number(env.ADMIN_PORT || env.METRICS_PORT || contract.defaultAdminPort);
+  if (HTTP_VERBS.has(verb) && !ports.some((p) => p.containerPort === port)) {
+    problems.push(`${where}: no containerPort ${port} (PORT)`);
+  }
+  if (SERVING_VERBS.has(verb)) {
+    if (!ports.some((p) => p.name === "admin" && p.containerPort === admin))
+      problems.push(`${where}: no container port named admin on ${admin} (ADMIN_PORT)`);
     if (!c.readinessProbe || !c.livenessProbe) problems.push(`${where}: needs readiness and liveness probes`);
+    if (/^(127\.|localhost$|::1$)/.test(env.ADMIN_HOST ?? "127.0.0.1"))
+      problems.push(`${where}: ADMIN_HOST is loopback, so probes and Prometheus cannot reach the admin port`);
   }
   for (const [kind, probe] of Object.entries({
     readiness: c.readinessProbe,
@@ -117,13 +125,38 @@ function checkContainer(
   })) {
     const get = probe?.httpGet;
     if (!get) continue;
-    if (!contract.receiverGetPaths.has(get.path ?? ""))
-      problems.push(`${where}: ${kind} probe calls ${get.path}, not a receiver route`);
     const target = ports.find((p) => p.name === get.port || p.containerPort === get.port);
-    if (!target) problems.push(`${where}: ${kind} probe port ${get.port} is not a declared container port`);
-    else if (target.containerPort !== port)
-      problems.push(`${where}: ${kind} probe port ${target.containerPort} ≠ PORT ${port}`);
+    if (!target) {
+      problems.push(`${where}: ${kind} probe port ${get.port} is not a declared container port`);
+      continue;
+    }
+    const listener =
+      target.containerPort === admin ? "admin" : target.containerPort === port ? "receiver" : undefined;
+    const routes = listener === "admin" ? contract.adminGetPaths : contract.receiverGetPaths;
+    if (!listener || (listener === "receiver" && !HTTP_VERBS.has(verb)))
+      problems.push(
+        `${where}: ${kind} probe port ${target.containerPort} is neither PORT ${port} nor ADMIN_PORT ${admin}`,
+      );
+    else if (!routes.has(get.path ?? ""))
+      problems.push(`${where}: ${kind} probe calls ${get.path}, not a ${listener} route`);
   }
+  return problems;
+}
+
+/** A pod of a serving verb is annotated for Prometheus, on its admin port's /metrics. */
+function checkScrape(file: string, template: PodTemplate, contract: DeployContract): string[] {
+  const serving = (template.spec?.containers ?? []).filter((c) => SERVING_VERBS.has(c.args?.[0] ?? ""));
+  if (serving.length === 0) return [];
+  const a = template.metadata?.annotations ?? {};
+  const adminPorts = serving.flatMap((c) =>
+    (c.ports ?? []).filter((p) => p.name === "admin").map((p) => p.containerPort),
+  );
+  const problems: string[] = [];
+  if (a["prometheus.io/scrape"] !== "true") problems.push(`${file}: the pod is not annotated for scraping`);
+  else if (!adminPorts.includes(Number(a["prometheus.io/port"])))
+    problems.push(`${file}: scraped on port ${a["prometheus.io/port"]}, not the admin port`);
+  else if (!contract.adminGetPaths.has(a["prometheus.io/path"] ?? "/metrics"))
+    problems.push(`${file}: scraped on ${a["prometheus.io/path"]}, not an admin route`);
   return problems;
 }
 
@@ -158,6 +191,7 @@ export function findKubernetesProblems(manifests: readonly Manifest[], contract:
     if (o.kind === "Job" && !["Never", "OnFailure"].includes(pod?.restartPolicy ?? "")) {
       problems.push(`${file}: a Job needs restartPolicy Never or OnFailure`);
     }
+    problems.push(...checkScrape(file, template, contract));
     for (const c of pod?.containers ?? []) {
       const where = `${file} (${c.name})`;
       if (pod?.securityContext?.runAsNonRoot !== true && c.securityContext?.runAsNonRoot !== true) {
@@ -173,9 +207,10 @@ export function findKubernetesProblems(manifests: readonly Manifest[], contract:
       if (!target) problems.push(`${file}: selector matches no Deployment`);
       const names = target?.spec?.template?.spec?.containers?.flatMap((c) => c.ports ?? []) ?? [];
       for (const p of o.spec?.ports ?? []) {
-        if (!names.some((n) => n.name === p.targetPort || n.containerPort === p.targetPort)) {
-          problems.push(`${file}: targetPort ${p.targetPort} is not a port of the selected pods`);
-        }
+        const port = names.find((n) => n.name === p.targetPort || n.containerPort === p.targetPort);
+        if (!port) problems.push(`${file}: targetPort ${p.targetPort} is not a port of the selected pods`);
+        else if (port.name === "admin")
+          problems.push(`${file}: exposes the admin port (/metrics, /status); keep it off every Service`);
       }
     }
     if (o.kind === "PodDisruptionBudget") {

@@ -3,6 +3,11 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { type ComposeFile, findComposeProblems, resolvedEnvironment } from "./check-compose.ts";
+import {
+  findMonitoringProblems,
+  type GrafanaProvisioning,
+  type PrometheusConfig,
+} from "./check-monitoring.ts";
 import { interpolate, interpolatedNames, RequiredVariableError } from "./compose-interpolation.ts";
 import { type DeployContract, readDeployContract, SECRET_ENV_NAMES } from "./deploy-contract.ts";
 import { parseYamlDocuments, REPO_ROOT } from "./read-yaml.ts";
@@ -13,18 +18,65 @@ const compose = load(text);
 const words = (c: string | string[] | undefined) => (typeof c === "string" ? c.split(/\s+/) : (c ?? []));
 
 const contract: DeployContract = readDeployContract();
+// biome-ignore lint/suspicious/noExplicitAny: each caller names the shape it reads
+const readYaml = (file: string): any =>
+  parseYamlDocuments(readFileSync(path.join(REPO_ROOT, file), "utf8"))[0];
+const grafana = (): GrafanaProvisioning => ({
+  datasources: readYaml("infra/grafana/provisioning/datasources/prometheus.yml"),
+  dashboards: readYaml("infra/grafana/provisioning/dashboards/loops-sync.yml"),
+});
 
 describe("docker-compose.yml", () => {
-  it("is one valid YAML document with postgres, migrate, receiver, worker and a sandbox profile", () => {
+  it("is one valid YAML document with postgres, migrate, receiver, worker, a sandbox and a monitoring profile", () => {
     expect(parseYamlDocuments(text)).toHaveLength(1);
     expect(Object.keys(compose.services ?? {}).sort()).toEqual([
+      "grafana",
       "migrate",
       "postgres",
+      "prometheus",
       "receiver",
       "sandbox",
       "worker",
     ]);
     expect(compose.services?.sandbox?.profiles).toEqual(["sandbox"]);
+    expect(compose.services?.prometheus?.profiles).toEqual(["monitoring"]);
+    expect(compose.services?.grafana?.profiles).toEqual(["monitoring"]);
+  });
+
+  it("publishes no admin port, and only the webhook port of the default services", () => {
+    const published = Object.entries(compose.services ?? {})
+      .filter(([, s]) => !s.profiles?.length)
+      .flatMap(([name, s]) => (s.ports ?? []).map((p) => `${name} ${interpolate(p)}`));
+    expect(published).toEqual(["receiver 8080:8080"]);
+  });
+
+  it("has a monitoring profile that scrapes every scaled worker and provisions the dashboard", () => {
+    expect(
+      findMonitoringProblems(compose, readYaml("infra/prometheus/prometheus.yml"), grafana(), contract),
+    ).toEqual([]);
+  });
+
+  it.each([
+    [
+      "a static worker target (one of N scraped)",
+      "- names: [worker]",
+      "- names: [worker-1]",
+      /worker is not discovered by DNS/,
+    ],
+    [
+      "scraping the webhook port",
+      "port: 9091\n        refresh_interval: 15s\n    relabel_configs:\n      - target_label: component\n        replacement: worker",
+      "port: 8080\n        refresh_interval: 15s\n    relabel_configs:\n      - target_label: component\n        replacement: worker",
+      /scrapes worker on 8080, its admin port is 9091/,
+    ],
+  ])("names a monitoring regression: %s", (_name, from, to, problem) => {
+    const source = readFileSync(path.join(REPO_ROOT, "infra/prometheus/prometheus.yml"), "utf8");
+    const fromText = from.replaceAll("\\n", "\n");
+    expect(source).toContain(fromText);
+    const edited = parseYamlDocuments(
+      source.replace(fromText, to.replaceAll("\\n", "\n")),
+    )[0] as PrometheusConfig;
+    expect(findMonitoringProblems(compose, edited, grafana(), contract).join("\n")).toMatch(problem);
   });
 
   it("agrees with the code: verbs, flags, env names, ports, health routes, dependencies", () => {
@@ -91,7 +143,7 @@ describe("docker-compose.yml", () => {
       "a health check on the wrong port",
       "127.0.0.1:8080/readyz",
       "127.0.0.1:3000/readyz",
-      /calls port 3000, the receiver listens on 8080/,
+      /calls port 3000, the receiver listens on 8080 \(PORT\)/,
     ],
     [
       "a published port the receiver does not use",

@@ -9,6 +9,7 @@ import { loadEnv } from "@loops-sync/config";
 import { REPO_ROOT } from "./read-yaml.ts";
 
 const RECEIVER_SRC = path.join(REPO_ROOT, "apps/receiver/src");
+const ADMIN_SERVER = path.join(REPO_ROOT, "apps/cli/src/admin-server.ts");
 
 export interface DeployContract {
   /** Each `loops-sync` verb with the long flags its --help lists (`--no-migrate`, `--port`, …). */
@@ -21,6 +22,10 @@ export interface DeployContract {
   receiverGetPaths: ReadonlySet<string>;
   /** Paths the receiver answers with POST. */
   receiverPostPaths: ReadonlySet<string>;
+  /** The admin listener's port when ADMIN_PORT (and METRICS_PORT) are unset. */
+  defaultAdminPort: number;
+  /** Paths the admin listener answers with GET (the operator page's sub-app counts as /status). */
+  adminGetPaths: ReadonlySet<string>;
 }
 
 /** Variables whose values are secrets: only ever from a secret store or the caller's environment. */
@@ -28,6 +33,7 @@ export const SECRET_ENV_NAMES: ReadonlySet<string> = new Set([
   "DATABASE_URL",
   "LOOPS_CLIENT_SECRET",
   "LOOPS_WEBHOOK_SECRETS",
+  "ADMIN_TOKEN",
 ]);
 
 /** Every name `loadEnv` reads, observed by handing it an environment that records each lookup. */
@@ -59,6 +65,14 @@ export function receiverRoutes(method: "get" | "post"): Set<string> {
   return paths;
 }
 
+/** Paths the admin listener serves, read from its source. */
+export function adminRoutes(): Set<string> {
+  const source = readFileSync(ADMIN_SERVER, "utf8");
+  const paths = new Set<string>();
+  for (const match of source.matchAll(/\.(?:get|route)\(\s*["'`](\/[^"'`]*)["'`]/g)) paths.add(match[1]!);
+  return paths;
+}
+
 /** Each verb of the `loops-sync` command tree with its long flags, as `--help` lists them. */
 export function cliVerbs(): Map<string, Set<string>> {
   const program = createProgram();
@@ -78,5 +92,7 @@ export function readDeployContract(): DeployContract {
     defaultPort: loadEnv({}).PORT,
     receiverGetPaths: receiverRoutes("get"),
     receiverPostPaths: receiverRoutes("post"),
+    defaultAdminPort: loadEnv({}).ADMIN_PORT,
+    adminGetPaths: adminRoutes(),
   };
 }

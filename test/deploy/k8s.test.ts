@@ -130,6 +130,48 @@ describe("infra/k8s", () => {
       "name: loops-sync-web\n  minReplicas",
       /scaleTargetRef Deployment\/loops-sync-web/,
     ],
+    [
+      "a worker without probes",
+      "infra/k8s/worker-deployment.yaml",
+      "readinessProbe:",
+      "readinessProbeOff:",
+      /worker\): needs readiness and liveness probes/,
+    ],
+    [
+      "a worker scraped on no admin port",
+      "infra/k8s/worker-deployment.yaml",
+      'prometheus.io/port: "9091"',
+      'prometheus.io/port: "8080"',
+      /worker-deployment.yaml: scraped on port 8080, not the admin port/,
+    ],
+    [
+      "a worker Prometheus never scrapes",
+      "infra/k8s/worker-deployment.yaml",
+      'prometheus.io/scrape: "true"',
+      'prometheus.io/scrape: "false"',
+      /worker-deployment.yaml: the pod is not annotated for scraping/,
+    ],
+    [
+      "a receiver scraped on the webhook port",
+      receiver,
+      'prometheus.io/port: "9091"',
+      'prometheus.io/port: "8080"',
+      /receiver-deployment.yaml: scraped on port 8080, not the admin port/,
+    ],
+    [
+      "the admin port behind the public Service",
+      "infra/k8s/receiver-service.yaml",
+      "targetPort: http",
+      "targetPort: admin",
+      /exposes the admin port/,
+    ],
+    [
+      "an admin listener on loopback",
+      "infra/k8s/configmap.yaml",
+      "ADMIN_HOST: 0.0.0.0",
+      "ADMIN_HOST: 127.0.0.1",
+      /worker\): ADMIN_HOST is loopback/,
+    ],
   ])("names a regression: %s", (_, file, from, to, problem) => {
     expect(byFile(file).length).toBeGreaterThan(0);
     expect(findKubernetesProblems(edited(file, from, to), contract).join("\n")).toMatch(problem);

@@ -49,7 +49,7 @@ describe("one receiver + one worker and two receivers + three workers give the s
           credentials: world.credentials,
           webhookSecrets: [world.webhookSecret],
           // Small pools: seven processes share the test server with the other suites.
-          extra: { WORKER_CONCURRENCY: "2", DATABASE_POOL_SIZE: "2", METRICS_PORT: "0" },
+          extra: { WORKER_CONCURRENCY: "2", DATABASE_POOL_SIZE: "2", ADMIN_PORT: "0" },
         });
         const receivers = Array.from({ length: t.receivers }, (_, n) =>
           procs.spawn({ name: `${RUN_ID}-${t.name}-receiver-${n + 1}`, args: ["receiver"], env }),

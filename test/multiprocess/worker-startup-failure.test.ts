@@ -1,5 +1,5 @@
-// A `loops-sync worker` that cannot finish starting (here: its metrics port is taken by another worker, as
-// happens with two workers on one host and the default METRICS_PORT) must exit with an error, not stay
+// A `loops-sync worker` that cannot finish starting (here: its admin port is taken by another worker, as
+// happens with two workers on one host and the default ADMIN_PORT) must exit with an error, not stay
 // alive with its database pool closed, holding a slot in the queue and failing every job it takes.
 
 import { randomBytes } from "node:crypto";
@@ -13,14 +13,14 @@ describe("a worker that fails to start", () => {
   const w = workerWorld(RUN_ID, "startup");
   const procs = w.procs;
 
-  it("exits non-zero, naming the cause, when its metrics port is taken", { timeout: 60_000 }, async () => {
+  it("exits non-zero, naming the cause, when its admin port is taken", { timeout: 60_000 }, async () => {
     const port = String(await freePort());
-    const env = w.env({ METRICS_PORT: port });
+    const env = w.env({ ADMIN_PORT: port });
     const first = procs.spawn({ name: `${RUN_ID}-worker-1`, args: ["worker"], env });
-    await first.waitForLine(/"msg":"worker metrics listening"/);
+    await first.waitForLine(/"msg":"admin listening"/);
     const second = procs.spawn({ name: `${RUN_ID}-worker-2`, args: ["worker"], env });
     await second.waitForLine(
-      /loops-sync: METRICS_PORT: port \d+ is already in use; set METRICS_PORT to a free port/,
+      /loops-sync: ADMIN_PORT: port \d+ is already in use; set ADMIN_PORT to a free port/,
     );
     const exit = await Promise.race([
       second.exited,

@@ -1,4 +1,5 @@
-// /healthz, /readyz, /metrics and the extra-routes hook, in-process (app.request) and over HTTP.
+// The webhook listener's /healthz and /readyz, its metrics (served by the admin listener), and the routes it
+// does not serve, in-process (app.request) and over HTTP.
 import { createReceiver, type RunningReceiver, startReceiver } from "@loops-sync/receiver";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
@@ -54,9 +55,7 @@ describe("health, readiness and metrics", () => {
     await deliver(receiver.url, event);
     const forged = "whsec_" + Buffer.from("definitely not the right secret!").toString("base64");
     await deliver(receiver.url, makeEvent(), { secrets: [forged] });
-    const response = await fetch(`${receiver.url}/metrics`);
-    expect(response.headers.get("content-type")).toContain("text/plain");
-    const text = await response.text();
+    const text = await receiver.registry.metrics();
     expect(text).toContain('loops_sync_webhooks_received_total{type="order.created",outcome="stored"} 1');
     expect(text).toContain('loops_sync_webhooks_received_total{type="order.created",outcome="duplicate"} 1');
     expect(text).toContain("loops_sync_webhooks_duplicates_total 1");
@@ -70,14 +69,28 @@ describe("health, readiness and metrics", () => {
     expect(text).not.toContain(SECRET.slice(6));
   });
 
-  it("mounts extra routes (the operator page) unless statusPage is off", async () => {
-    const extraRoutes = (app: ReturnType<typeof createReceiver>["app"]) => {
-      app.get("/status", (c) => c.text("operator page"));
+  it("serves nothing but the webhook, /healthz and /readyz: no /metrics, no operator page", async () => {
+    for (const path of ["/metrics", "/status", "/status/api", "/status/", "/admin"]) {
+      const response = await fetch(`${receiver.url}${path}`);
+      expect([path, response.status]).toEqual([path, 404]);
+      expect(((await response.json()) as { code: string }).code).toBe("not_found");
+    }
+  });
+
+  it("is neither alive nor ready while the process reports a problem", async () => {
+    let problem: { code: string; detail: string } | undefined = {
+      code: "worker_stopped",
+      detail: "the job runner stopped",
     };
-    const on = createReceiver({ sql: db.sql, webhookSecrets: [SECRET], extraRoutes });
-    expect(await (await on.app.request("/status")).text()).toBe("operator page");
-    const off = createReceiver({ sql: db.sql, webhookSecrets: [SECRET], extraRoutes, statusPage: false });
-    expect((await off.app.request("/status")).status).toBe(404);
+    const broken = createReceiver({ sql: db.sql, webhookSecrets: [SECRET], liveness: () => problem });
+    for (const path of ["/healthz", "/readyz"]) {
+      const response = await broken.app.request(path);
+      expect(response.status).toBe(503);
+      expect(((await response.json()) as { code: string }).code).toBe("worker_stopped");
+    }
+    problem = undefined;
+    expect((await broken.app.request("/healthz")).status).toBe(200);
+    expect((await broken.app.request("/readyz")).status).toBe(200);
   });
 
   it("in-process, a streamed body past the limit is cut off with 413", async () => {

@@ -1,5 +1,6 @@
 // The operator page of a running loops-sync (`loops-sync start` against the sandbox), in headless Chromium:
 // the figures it shows are checked against the database the running service writes.
+import { randomBytes } from "node:crypto";
 import { type Sandbox, startSandbox } from "@loops-sync/sandbox";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -9,6 +10,7 @@ import { type StartedLoopsSync, startLoopsSync } from "../support/loops-sync-sta
 import { launchChromium, skipWithoutChromium } from "./chromium.ts";
 
 const skip = skipWithoutChromium;
+const TOKEN = randomBytes(24).toString("hex");
 
 describe.skipIf(skip)("operator page of a running loops-sync, in headless Chromium", () => {
   let db: TestDatabase;
@@ -21,7 +23,8 @@ describe.skipIf(skip)("operator page of a running loops-sync, in headless Chromi
   beforeAll(async () => {
     db = await createTestDatabase();
     sandbox = await startSandbox({ port: 0 });
-    started = await startLoopsSync({ databaseUrl: db.url, sandbox });
+    // With ADMIN_TOKEN, as an operator opens it: the browser's login prompt, the token as the password.
+    started = await startLoopsSync({ databaseUrl: db.url, sandbox, env: { ADMIN_TOKEN: TOKEN } });
     const orders = Array.from({ length: 6 }, (_, i) =>
       sandbox.createOrder({ merchantId: i % 2 ? "mer_demo_1" : "mer_demo_2" }),
     );
@@ -39,10 +42,10 @@ describe.skipIf(skip)("operator page of a running loops-sync, in headless Chromi
       { what: "every event settled and every order at version 2" },
     );
     browser = await launchChromium();
-    page = await browser.newPage();
+    page = await browser.newPage({ httpCredentials: { username: "operator", password: TOKEN } });
     page.on("console", (m) => m.type() === "error" && problems.push(m.text()));
     page.on("pageerror", (e) => problems.push(e.message));
-    await page.goto(`${started.base}/status`);
+    await page.goto(`${started.admin}/status`);
     await page.waitForSelector("body[data-generated-at]", { timeout: 10_000 });
   });
 

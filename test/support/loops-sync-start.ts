@@ -7,8 +7,10 @@ import { waitFor } from "#testkit/wait-for";
 const bin = path.resolve(import.meta.dirname, "../../bin/loops-sync");
 
 export interface StartedLoopsSync {
-  /** The receiver's base address. */
+  /** The receiver's base address (the webhook listener, PORT). */
   base: string;
+  /** The admin listener's base address (ADMIN_PORT): /metrics, /status, /healthz, /readyz. */
+  admin: string;
   child: ChildProcess;
   /** Everything the process printed so far. */
   output(): string;
@@ -21,12 +23,20 @@ export interface StartedLoopsSync {
 export async function startLoopsSync({
   databaseUrl,
   sandbox,
+  env = {},
+  webhooks = true,
 }: {
   databaseUrl: string;
   sandbox: Sandbox;
+  /** More variables (ADMIN_TOKEN, CATCHUP_CRON, …). Default: none. */
+  env?: Record<string, string>;
+  /** Point the sandbox's webhooks at it. Default: true. */
+  webhooks?: boolean;
 }): Promise<StartedLoopsSync> {
   const port = await freePort();
+  const adminPort = await freePort();
   const base = `http://127.0.0.1:${port}`;
+  const admin = `http://127.0.0.1:${adminPort}`;
   let output = "";
   const child = spawn(bin, ["start"], {
     env: {
@@ -40,7 +50,9 @@ export async function startLoopsSync({
       LOOPS_WEBHOOK_SECRETS: DEFAULT_WEBHOOK_SECRET,
       PORT: String(port),
       HOST: "127.0.0.1",
+      ADMIN_PORT: String(adminPort),
       LOG_LEVEL: "info",
+      ...env,
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -50,6 +62,8 @@ export async function startLoopsSync({
     timeoutMs: 20_000,
     what: `/readyz to answer 200 (output so far: ${output.slice(-500)})`,
   });
-  sandbox.addWebhookEndpoint({ url: `${base}/webhooks/loops`, secrets: [DEFAULT_WEBHOOK_SECRET] });
-  return { base, child, output: () => output };
+  if (webhooks) {
+    sandbox.addWebhookEndpoint({ url: `${base}/webhooks/loops`, secrets: [DEFAULT_WEBHOOK_SECRET] });
+  }
+  return { base, admin, child, output: () => output };
 }

@@ -12,13 +12,6 @@ import { createWebhookHandler, type ReceiverEnv } from "./webhook-handler.ts";
 
 export type ReceiverApp = Hono<ReceiverEnv>;
 
-/** What an extra route (the operator page) can use. */
-export interface ReceiverRouteContext {
-  sql: Sql;
-  logger: Logger;
-  registry: Registry;
-}
-
 export interface ReceiverAppOptions {
   /** The pool events are stored through. The caller owns it (and ends it). */
   sql: Sql;
@@ -36,12 +29,13 @@ export interface ReceiverAppOptions {
   maxJsonDepth?: number;
   /** Default: a silent logger. */
   logger?: Logger;
-  /** Where metrics are registered. Default: a new Registry with Node's process metrics. */
+  /** Where metrics are registered (served by the admin listener, never on this one). Default: a new Registry with Node's process metrics. */
   registry?: Registry;
-  /** Whether paths under /status (the operator page, mounted through extraRoutes) are served. Default: true. */
-  statusPage?: boolean;
-  /** Mounts more routes (e.g. the operator page at /status) before the 404/405 fallbacks. Default: none. */
-  extraRoutes?: (app: ReceiverApp, context: ReceiverRouteContext) => void;
+  /**
+   * Why the whole process should be restarted (e.g. its worker runner stopped), or undefined: /healthz and
+   * /readyz answer 503 with it. Default: always alive.
+   */
+  liveness?: () => { code: string; detail: string } | undefined;
   /**
    * Longest wait for a commit before 503: an event still queued then is not sent, a statement still running
    * then is cancelled (so a 503 always means "not stored"). Default: 5000 ms.
@@ -89,8 +83,7 @@ export function createReceiver({
   maxJsonDepth = DEFAULT_MAX_JSON_DEPTH,
   logger = pino({ level: "silent" }),
   registry,
-  statusPage = true,
-  extraRoutes,
+  liveness = () => undefined,
   storeTimeoutMs = 5000,
   retryAfterSeconds = 5,
   maxBatchSize = 1000,
@@ -149,7 +142,7 @@ export function createReceiver({
   app.all("/webhooks/loops", allow("POST"));
   mountHealthRoutes(app, {
     sql,
-    registry: metrics.registry,
+    liveness,
     draining: () => draining,
     onQuery: (delta) => {
       readinessQueries += delta;
@@ -158,13 +151,6 @@ export function createReceiver({
   });
   app.all("/healthz", allow("GET, HEAD"));
   app.all("/readyz", allow("GET, HEAD"));
-  app.all("/metrics", allow("GET, HEAD"));
-  if (!statusPage) {
-    const off = () => problemResponse({ status: 404, code: "not_found", title: "Not found" });
-    app.all("/status", off);
-    app.all("/status/*", off);
-  }
-  extraRoutes?.(app, { sql, logger, registry: metrics.registry });
   app.notFound(() => problemResponse({ status: 404, code: "not_found", title: "Not found" }));
   app.onError((error) => {
     logger.error({ err: error }, "unexpected error in the receiver");

@@ -1,13 +1,13 @@
 import type { Logger } from "@loops-sync/config";
 import { pendingMigrations, type Sql } from "@loops-sync/db";
 import type { Hono } from "hono";
-import type { Registry } from "prom-client";
 import { problemResponse } from "./problem-response.ts";
 import type { ReceiverEnv } from "./webhook-handler.ts";
 
 export interface HealthRoutesOptions {
   sql: Sql;
-  registry: Registry;
+  /** Why the process should be restarted, or undefined. */
+  liveness: () => { code: string; detail: string } | undefined;
   /** True once shutdown began: /readyz turns 503 so load balancers stop sending. */
   draining: () => boolean;
   /** Longest wait for the database in /readyz. Default: 2000 ms. */
@@ -31,15 +31,23 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
 const unavailable = (code: string, detail: string) =>
   problemResponse({ status: 503, code, title: "Not ready", detail, headers: { "retry-after": "5" } });
 
-/** GET /healthz (the process answers), /readyz (database answers, migrations current), /metrics. */
+/**
+ * GET /healthz (the process is alive) and /readyz (alive, not draining, database answers, migrations current).
+ * /metrics and the operator page live on the admin listener, never on this public one.
+ */
 export function mountHealthRoutes(
   app: Hono<ReceiverEnv>,
-  { sql, registry, draining, readyTimeoutMs = 2000, onQuery, logger }: HealthRoutesOptions,
+  { sql, liveness, draining, readyTimeoutMs = 2000, onQuery, logger }: HealthRoutesOptions,
 ): void {
-  app.get("/healthz", (c) => c.json({ status: "ok" }));
+  app.get("/healthz", (c) => {
+    const problem = liveness();
+    return problem ? unavailable(problem.code, problem.detail) : c.json({ status: "ok" });
+  });
 
   app.get("/readyz", async (c) => {
     if (draining()) return unavailable("shutting_down", "the receiver is shutting down");
+    const problem = liveness();
+    if (problem) return unavailable(problem.code, problem.detail);
     onQuery?.(1);
     try {
       const pending = await withTimeout(
@@ -61,10 +69,5 @@ export function mountHealthRoutes(
     } finally {
       onQuery?.(-1);
     }
-  });
-
-  app.get("/metrics", async (c) => {
-    const text = await registry.metrics();
-    return c.body(text, 200, { "content-type": registry.contentType });
   });
 }

@@ -4,7 +4,6 @@ export {
   type Receiver,
   type ReceiverApp,
   type ReceiverAppOptions,
-  type ReceiverRouteContext,
 } from "./create-receiver-app.ts";
 export { EventStoreError, type StoreOutcome } from "./event-store.ts";
 export { problemResponse } from "./problem-response.ts";

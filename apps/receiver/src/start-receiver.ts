@@ -1,6 +1,7 @@
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
+import type { Registry } from "prom-client";
 import { answerClientErrors } from "./client-error.ts";
 import { createReceiver, type ReceiverAppOptions } from "./create-receiver-app.ts";
 
@@ -21,6 +22,8 @@ export interface RunningReceiver {
   /** Base address, e.g. http://127.0.0.1:8080 (the listening address; 0.0.0.0 shown as 127.0.0.1). */
   url: string;
   port: number;
+  /** Where its metrics are registered; serve them on an admin listener (never on this public one). */
+  registry: Registry;
   /**
    * Graceful shutdown: stop accepting connections, let in-flight requests commit and be answered, then
    * close every connection. Does not end `sql`, which the caller owns. Safe to call more than once.
@@ -90,5 +93,5 @@ export async function startReceiver({
     return closing;
   }
 
-  return { url, port: address.port, close };
+  return { url, port: address.port, registry: receiver.metrics.registry, close };
 }

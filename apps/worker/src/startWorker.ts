@@ -62,6 +62,11 @@ export interface StartWorkerOptions {
 export interface RunningWorker {
   /** Graceful stop: running jobs finish, or are released back to the queue after `shutdownAbortAfterMs`. */
   stop(): Promise<void>;
+  /**
+   * Why the job runner stopped without stop() being called (e.g. a newer graphile-worker announced a breaking
+   * migration of its schema), or undefined while it runs. Such a process takes no more jobs: restart it.
+   */
+  stoppedBecause(): string | undefined;
 }
 
 /** How long the list of paused merchants is reused before asking the database again. */
@@ -188,11 +193,23 @@ export async function startWorker({
   logger.info({ concurrency, merchants: merchantIds.length }, "worker started");
 
   let stopping: Promise<void> | undefined;
+  let stoppedBecause: string | undefined;
+  // graphile-worker stops its runner by itself on some failures (a breaking migration of its schema by a newer
+  // version, a pool that lost every worker); the process then takes no jobs and only a restart helps.
+  const onRunnerEnd = (error?: unknown) => {
+    if (stopping || stoppedBecause) return;
+    stoppedBecause = `the job runner stopped${error ? `: ${(error as Error).message ?? error}` : ""}`;
+    logger.error({ reason: stoppedBecause }, "worker runner stopped; this process takes no more jobs");
+  };
+  runner.promise.then(() => onRunnerEnd(), onRunnerEnd);
   return {
+    stoppedBecause: () => stoppedBecause,
     stop() {
       stopping ??= (async () => {
         try {
-          await Promise.all([runner.stop(), refresher.stop(shutdownAbortAfterMs)]);
+          // A runner that stopped by itself refuses a second stop; the refresher still has to stop.
+          const runnerStopped = stoppedBecause ? Promise.resolve() : runner.stop();
+          await Promise.all([runnerStopped, refresher.stop(shutdownAbortAfterMs)]);
         } finally {
           await closeQueue();
           logger.info("worker stopped");

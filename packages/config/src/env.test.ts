@@ -67,6 +67,21 @@ describe("loadEnv", () => {
     }
   });
 
+  it("reads ADMIN_PORT, else its alias METRICS_PORT, else 9091; the admin listener binds loopback", () => {
+    expect(loadEnv({}).ADMIN_PORT).toBe(9091);
+    expect(loadEnv({}).ADMIN_HOST).toBe("127.0.0.1");
+    expect(loadEnv({ METRICS_PORT: "9300" }).ADMIN_PORT).toBe(9300);
+    expect(loadEnv({ METRICS_PORT: "9300", ADMIN_PORT: "9400" }).ADMIN_PORT).toBe(9400);
+    expect(() => loadEnv({ ADMIN_PORT: "70000" })).toThrow(/^ADMIN_PORT: got "70000", expected a port/);
+  });
+
+  it("refuses a short ADMIN_TOKEN without repeating it", () => {
+    expect(() => loadEnv({ ADMIN_TOKEN: "hunter2" })).toThrow(
+      /^ADMIN_TOKEN: got a value of 7 characters \(hidden\), expected at least 16 characters/,
+    );
+    expect(loadEnv({ ADMIN_TOKEN: "a".repeat(32) }).ADMIN_TOKEN).toBe("a".repeat(32));
+  });
+
   it("refuses a missing required variable", () => {
     expect(() => loadEnv({}, { require: ["LOOPS_CLIENT_ID"] })).toThrow(
       "LOOPS_CLIENT_ID: got nothing (unset), expected it to be set (see README, Configuration)",

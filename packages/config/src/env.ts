@@ -12,7 +12,12 @@ export class ConfigError extends Error {
   }
 }
 
-const SECRET_VARIABLES = new Set(["LOOPS_CLIENT_SECRET", "LOOPS_WEBHOOK_SECRETS", "DATABASE_URL"]);
+const SECRET_VARIABLES = new Set([
+  "LOOPS_CLIENT_SECRET",
+  "LOOPS_WEBHOOK_SECRETS",
+  "DATABASE_URL",
+  "ADMIN_TOKEN",
+]);
 
 const list = (raw: string | undefined): string[] =>
   (raw ?? "")
@@ -99,10 +104,28 @@ const schema = z.object({
   CATCHUP_CRON: cron.default("*/5 * * * *"),
   RETENTION_DAYS: positiveInt.default(35),
   STATUS_PAGE: bool.default(true),
-  METRICS_PORT: port.default(9091),
+  /** The admin listener (/metrics, /status, /healthz, /readyz); unset falls back to METRICS_PORT, then 9091. */
+  ADMIN_PORT: port.optional(),
+  /** Deprecated alias of ADMIN_PORT, read for one release. */
+  METRICS_PORT: port.optional(),
+  ADMIN_HOST: z.string().min(1).default("127.0.0.1"),
+  ADMIN_TOKEN: z
+    .string()
+    .min(16, "at least 16 characters (e.g. the output of openssl rand -hex 32)")
+    .regex(/^[\x21-\x7e]+$/, "printable ASCII without spaces")
+    .optional(),
+  HEALTH_DATABASE_GRACE_SECONDS: positiveInt.default(60),
+  METRICS_MERCHANT_LABELS_MAX: z.coerce
+    .number({ error: "a whole number" })
+    .int("a whole number")
+    .min(0, "a number of merchants, 0 or more")
+    .default(100),
 });
 
-export type Env = z.output<typeof schema>;
+export type Env = Omit<z.output<typeof schema>, "ADMIN_PORT"> & {
+  /** ADMIN_PORT, else METRICS_PORT, else 9091. */
+  ADMIN_PORT: number;
+};
 
 /** Every variable loops-sync reads, in the order of the README's configuration table. */
 export const ENV_VARIABLES: readonly string[] = Object.keys(schema.shape);
@@ -144,7 +167,7 @@ export function loadEnv(source: NodeJS.ProcessEnv = process.env, options: LoadEn
     const expected = issue.message.startsWith("Invalid") ? "a valid value" : issue.message;
     throw new ConfigError(name, `${name}: got ${describeValue(name, raw[name])}, expected ${expected}`);
   }
-  const env = parsed.data;
+  const env: Env = { ...parsed.data, ADMIN_PORT: parsed.data.ADMIN_PORT ?? parsed.data.METRICS_PORT ?? 9091 };
   if (!env.DATABASE_URL && !env.LOOPS_SYNC_EMBEDDED_POSTGRES) {
     throw new ConfigError(
       "DATABASE_URL",

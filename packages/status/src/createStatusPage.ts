@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { Sql } from "@loops-sync/db";
 import { Hono } from "hono";
 import { readSyncStatus } from "./readSyncStatus.ts";
+import { readWebhookDelivery } from "./readWebhookDelivery.ts";
 import { renderStatusPageHtml } from "./statusPageHtml.ts";
 
 /** A status page option that cannot work. */
@@ -49,7 +50,8 @@ export function createStatusPage({ sql, refreshMs = 2000, onError = () => {} }: 
   app.get("/api", async function statusApi(c) {
     c.header("Cache-Control", "no-store");
     try {
-      return c.json(await readSyncStatus(sql));
+      const [status, webhookDelivery] = await Promise.all([readSyncStatus(sql), readWebhookDelivery(sql)]);
+      return c.json({ ...status, webhookDelivery });
     } catch (error) {
       onError(error);
       return c.json(

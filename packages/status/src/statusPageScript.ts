@@ -93,13 +93,29 @@ export const STATUS_PAGE_SCRIPT = String.raw`
         cell("failed-at", j.failedAt, time(j.failedAt)), cell("last-error", j.lastError, j.lastError || "—"))))));
   }
 
+  function webhookDelivery(s) {
+    const d = s.webhookDelivery;
+    if (!d) return el("section");
+    const alert = d.catchupOnly
+      ? el("p", { id: "webhook-delivery-alert", class: "tile bad", role: "alert" },
+          "Events are arriving only through catch-up: Loops may have disabled the webhook endpoint (the spec " +
+          "disables it after 3 days of failures); re-enable it in the partner portal.")
+      : el("p", {}, "Last hour: " + d.lastHour.webhook + " events by webhook, " + d.lastHour.catchup + " only through catch-up.");
+    const rows = d.merchants.map((m) => el("tr", { "data-delivery-merchant": m.merchantId },
+      cell("merchant", m.merchantId, m.merchantId), cell("via-webhook", m.viaWebhook, m.viaWebhook),
+      cell("via-catchup", m.viaCatchup, m.viaCatchup), cell("catchup-percent", m.catchupPercent, m.catchupPercent + " %")));
+    return el("section", {}, el("h2", {}, "Webhook delivery (last 24 h, by how each event first arrived)"), alert,
+      el("table", { id: "webhook-delivery" }, el("thead", {}, el("tr", {},
+        ...["merchant", "via webhook", "only via catch-up", "catch-up share"].map((h) => el("th", {}, h)))), el("tbody", {}, ...rows)));
+  }
+
   async function refresh() {
     const banner = document.getElementById("banner");
     try {
       const res = await fetch(api, { cache: "no-store", headers: { accept: "application/json" } });
       if (!res.ok) throw new Error("status API answered " + res.status);
       const s = await res.json();
-      root.replaceChildren(tiles(s), chart(s), merchants(s), failedJobs(s));
+      root.replaceChildren(tiles(s), chart(s), webhookDelivery(s), merchants(s), failedJobs(s));
       document.getElementById("generated").textContent = "as of " + time(s.generatedAt);
       banner.hidden = true;
       document.body.dataset.generatedAt = s.generatedAt;

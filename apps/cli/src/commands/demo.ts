@@ -4,10 +4,12 @@ import { connect, migrate, resolveDatabase, type Sql } from "@loops-sync/db";
 import { LoopsClient } from "@loops-sync/loops-client";
 import { startReceiver } from "@loops-sync/receiver";
 import { DEFAULT_SANDBOX_CREDENTIALS, DEFAULT_WEBHOOK_SECRET, startSandbox } from "@loops-sync/sandbox";
-import { createStatusPage } from "@loops-sync/status";
 import { startWorker } from "@loops-sync/worker";
 import { Command, Option } from "commander";
+import { Registry } from "prom-client";
+import { startAdminServer } from "../admin-server.ts";
 import { parseCount, parseSeconds } from "../flags.ts";
+import { createProcessHealth } from "../process-health.ts";
 import { untilSignal } from "../shutdown.ts";
 
 interface DemoOptions {
@@ -80,12 +82,16 @@ export function createDemoCommand(): Command {
           applicationId: credentials.applicationId,
           port: options.port ?? 0,
           host: "127.0.0.1",
-          extraRoutes: (app) => {
-            app.route("/status", createStatusPage({ sql }));
-          },
           logger: logger.child({ name: "receiver" }),
         });
         stops.unshift(() => receiver.close());
+        // The operator page lives on an admin listener of its own, as in `start`.
+        const health = createProcessHealth({ sql, graceSeconds: 60 });
+        const admin = await startAdminServer({ registry: new Registry(), health, sql, port: 0 });
+        stops.unshift(async () => {
+          health.close();
+          await admin.close();
+        });
         sandbox.addWebhookEndpoint({
           url: `${receiver.url}/webhooks/loops`,
           secrets: [DEFAULT_WEBHOOK_SECRET],
@@ -118,7 +124,7 @@ export function createDemoCommand(): Command {
         console.log(
           `loops-sync demo: sandbox ${sandbox.url}, receiver ${receiver.url}, database ${database.embedded ? "embedded" : "DATABASE_URL"}`,
         );
-        console.log(`operator page: ${receiver.url}/status`);
+        console.log(`operator page: ${admin.url}/status`);
         console.log(`creating ${options.rate} orders/s for ${options.duration} s (Ctrl-C stops early)\n`);
         const startedAt = new Date();
         sandbox.startGenerator({ ratePerSecond: options.rate });

@@ -1,12 +1,13 @@
 import { catchupCrontab, catchupTasks, scheduleCatchup } from "@loops-sync/catchup";
 import { startReceiver } from "@loops-sync/receiver";
-import { createStatusPage } from "@loops-sync/status";
 import { startWorker } from "@loops-sync/worker";
 import { Command, Option } from "commander";
 import { Registry } from "prom-client";
+import { startAdminServer } from "../admin-server.ts";
 import { CliError, EXIT } from "../cli-error.ts";
 import { API_VARIABLES, createLoopsClientFromEnv } from "../clients.ts";
-import { startMetricsServer } from "../metrics-server.ts";
+import { createProcessHealth, type ProcessHealth } from "../process-health.ts";
+import { registerProcessMetrics } from "../process-metrics.ts";
 import { PRUNE_CRONTAB, pruneTasks } from "../retention.ts";
 import { openRuntime, type Runtime } from "../runtime.ts";
 import { untilSignal } from "../shutdown.ts";
@@ -14,17 +15,14 @@ import { untilSignal } from "../shutdown.ts";
 type Part = "receiver" | "worker";
 
 const DESCRIPTIONS: Record<string, string> = {
-  receiver: "run the webhook receiver (POST /webhooks/loops, /healthz, /readyz, /metrics, /status)",
+  receiver:
+    "run the webhook receiver (PORT: POST /webhooks/loops, /healthz, /readyz; ADMIN_PORT: /metrics, /status)",
   worker: "run the worker: apply stored events, refresh resources, catch up from the event log",
   start: "run the receiver and the worker in one process",
 };
 
 /** Runs `start`, naming the variable to change when its port is taken. */
-async function listen<T>(
-  variable: "PORT" | "METRICS_PORT",
-  port: number,
-  start: () => Promise<T>,
-): Promise<T> {
+async function listen<T>(variable: "PORT" | "ADMIN_PORT", port: number, start: () => Promise<T>): Promise<T> {
   try {
     return await start();
   } catch (error) {
@@ -47,11 +45,31 @@ async function listen<T>(
 async function startParts(
   runtime: Runtime,
   parts: readonly Part[],
+  health: ProcessHealth,
   stops: Array<() => Promise<void>>,
 ): Promise<void> {
   const { env, logger, sql } = runtime;
-  // One registry per process: in `start` the receiver's /metrics also shows the worker's series.
+  // One registry per process, served on the admin listener: in `start` it shows both parts' series.
   const registry = new Registry();
+  registerProcessMetrics({
+    registry,
+    sql,
+    merchantLabelsMax: env.METRICS_MERCHANT_LABELS_MAX,
+    onError: (error) => logger.warn({ err: error }, "cannot read the backlog for /metrics"),
+  });
+  const admin = await listen("ADMIN_PORT", env.ADMIN_PORT, () =>
+    startAdminServer({
+      registry,
+      health,
+      sql,
+      statusPage: env.STATUS_PAGE,
+      token: env.ADMIN_TOKEN,
+      port: env.ADMIN_PORT,
+      host: env.ADMIN_HOST,
+    }),
+  );
+  logger.info({ url: admin.url, auth: env.ADMIN_TOKEN ? "bearer" : "none" }, "admin listening");
+  stops.push(() => admin.close());
   if (parts.includes("receiver")) {
     const receiver = await listen("PORT", env.PORT, () =>
       startReceiver({
@@ -64,22 +82,14 @@ async function startParts(
         maxJsonDepth: env.WEBHOOK_MAX_JSON_DEPTH,
         port: env.PORT,
         host: env.HOST,
-        statusPage: env.STATUS_PAGE,
         registry,
-        extraRoutes: (app) => {
-          if (env.STATUS_PAGE) app.route("/status", createStatusPage({ sql }));
-        },
+        liveness: () => health.liveness(),
         logger: logger.child({ name: "receiver" }),
       }),
     );
     logger.info({ url: receiver.url }, "receiver listening");
-    stops.push(() => receiver.close());
-  } else {
-    const metrics = await listen("METRICS_PORT", env.METRICS_PORT, () =>
-      startMetricsServer({ registry, port: env.METRICS_PORT, host: env.HOST }),
-    );
-    logger.info({ url: `${metrics.url}/metrics` }, "worker metrics listening");
-    stops.push(() => metrics.close());
+    // Before the admin listener: the receiver drains first.
+    stops.unshift(() => receiver.close());
   }
   if (parts.includes("worker")) {
     const client = createLoopsClientFromEnv(env, logger.child({ name: "loops-client" }), { worker: true });
@@ -104,7 +114,13 @@ async function startParts(
       },
       extraCrontab: [catchupCrontab(env.CATCHUP_CRON), PRUNE_CRONTAB].join("\n"),
     });
-    stops.push(() => worker.stop());
+    health.addPart({
+      live: () => {
+        const reason = worker.stoppedBecause();
+        return reason ? { code: "worker_stopped", detail: `${reason}; restart the process` } : undefined;
+      },
+    });
+    stops.splice(stops.length - 1, 0, () => worker.stop());
     // Catch up once at start: whatever happened while nothing was running is read from the event log.
     await scheduleCatchup(sql);
   }
@@ -122,14 +138,25 @@ function createServeCommand(name: "receiver" | "worker" | "start", parts: readon
         ...(parts.includes("worker") ? API_VARIABLES : []),
       ];
       const runtime = await openRuntime({ name, require, service: true, noMigrate: !options.migrate });
-      // Receiver first (stop accepting, drain), then the worker, then the pool.
+      // Receiver first (stop accepting, drain), then the worker, then the admin listener, then the pool.
       const stops: Array<() => Promise<void>> = [];
+      const health = createProcessHealth({
+        sql: runtime.sql,
+        graceSeconds: runtime.env.HEALTH_DATABASE_GRACE_SECONDS,
+      });
       const stopAll = async () => {
+        health.stopping();
         for (const stop of stops.splice(0)) await stop().catch(() => {});
+        health.close();
         await runtime.close();
       };
+      let started = false;
+      health.addPart({
+        ready: () => (started ? undefined : { code: "starting", detail: "the process is starting" }),
+      });
       try {
-        await startParts(runtime, parts, stops);
+        await startParts(runtime, parts, health, stops);
+        started = true;
       } catch (error) {
         await stopAll();
         throw error;
