@@ -161,18 +161,19 @@ function signalGroup(pid: number, signal: NodeJS.Signals): void {
 
 /** The URL a receiver child logged ("receiver listening" with { url }). */
 export async function receiverUrlOf(child: LoopsSyncProcess, timeoutMs = 30_000): Promise<string> {
-  const line = await child.waitForLine(/"msg":"receiver listening"/, timeoutMs);
-  // Logs go to stderr, whose lines are kept with a "[stderr] " prefix.
-  const { url } = JSON.parse(line.replace(/^\[stderr\] /, "")) as { url?: string };
-  if (!url) throw new Error(`${child.name}: "receiver listening" line without a url: ${line}`);
-  return url;
+  return await listeningUrl(child, "receiver listening", timeoutMs);
 }
 
 /** The admin listener's URL a child logged ("admin listening" with { url }). */
 export async function adminUrlOf(child: LoopsSyncProcess, timeoutMs = 30_000): Promise<string> {
-  const line = await child.waitForLine(/"msg":"admin listening"/, timeoutMs);
-  const { url } = JSON.parse(line) as { url?: string };
-  if (!url) throw new Error(`${child.name}: "admin listening" line without a url: ${line}`);
+  return await listeningUrl(child, "admin listening", timeoutMs);
+}
+
+async function listeningUrl(child: LoopsSyncProcess, msg: string, timeoutMs: number): Promise<string> {
+  const line = await child.waitForLine(new RegExp(`"msg":"${msg}"`), timeoutMs);
+  // Logs go to stderr, whose lines are kept with a "[stderr] " prefix.
+  const { url } = JSON.parse(line.replace(/^\[stderr\] /, "")) as { url?: string };
+  if (!url) throw new Error(`${child.name}: "${msg}" line without a url: ${line}`);
   return url;
 }
 
