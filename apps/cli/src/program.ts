@@ -1,3 +1,4 @@
+import { version } from "@loops-sync/config";
 import { createSandboxCommand } from "@loops-sync/sandbox";
 import { Command, type CommanderError } from "commander";
 import { createBackfillCommand } from "./commands/backfill.ts";
@@ -25,6 +26,7 @@ export function createProgram(): Command {
     .description(
       "Keeps a local Postgres replica of your Loops merchants' orders, fed by signed webhooks and repaired by polling.",
     )
+    .version(version, "-V, --version", "print the version")
     .showHelpAfterError("(add --help for usage)")
     .showSuggestionAfterError(true)
     .addHelpText("after", EXIT_CODES_HELP)
