@@ -1,8 +1,8 @@
 // Emits JavaScript with source maps for every workspace package (pnpm-workspace.yaml's globs), into
-// each package's dist/. Each entry (package.json `exports`, and src/main.ts where there is one) becomes
-// one self-contained ES module: the workspace's own code is inlined, and so are dependencies that pnpm
-// patches (patches/), so the fix travels with the code; every other npm dependency stays an import.
-// Tests and development run the TypeScript directly; this output is what gets packed and shipped.
+// each package's dist/: one ES module per entry (package.json `exports`, and src/main.ts where there
+// is one). Dependencies that pnpm patches (patches/) are inlined, so the fix travels with the code;
+// other npm packages and the workspace's own stay imports. scripts/package.ts builds the packed CLI
+// the same way with the workspace inlined too. Tests and development run the TypeScript directly.
 //   node scripts/build.ts
 import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { isBuiltin } from "node:module";
@@ -63,12 +63,21 @@ function entriesOf({ dir, manifest }: WorkspacePackage): Record<string, string> 
   return entries;
 }
 
-/** Bundles one package into its dist/; returns the npm packages its output still imports. */
-export async function buildPackage(pkg: WorkspacePackage): Promise<Set<string>> {
+export interface BuildOptions {
+  /** Default: the package's dist/. */
+  outDir?: string;
+  /** Inline the workspace packages it imports (a self-contained bundle). Default: false. */
+  inlineWorkspace?: boolean;
+}
+
+/** Bundles one package; returns the npm packages its output still imports. */
+export async function buildPackage(
+  pkg: WorkspacePackage,
+  { outDir = path.join(pkg.dir, "dist"), inlineWorkspace = false }: BuildOptions = {},
+): Promise<Set<string>> {
   const patched = patchedPackages();
-  const outDir = path.join(pkg.dir, "dist");
   rmSync(outDir, { recursive: true, force: true });
-  const inlined = (name: string) => name.startsWith("@loops-sync/") || patched.has(name);
+  const inlined = (name: string) => (inlineWorkspace && name.startsWith("@loops-sync/")) || patched.has(name);
   const output = await build({
     input: entriesOf(pkg),
     platform: "node",

