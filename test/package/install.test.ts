@@ -143,7 +143,7 @@ describe("the packed CLI installed from its tarball", () => {
       expect(applied.map((r) => r.name).sort()).toEqual(shipped.sort());
     });
 
-    it("runs the sandbox and `start` against it; /healthz answers and SIGTERM ends it cleanly", async () => {
+    it("runs the sandbox and `start` against it; /healthz and build info answer, SIGTERM ends it cleanly", async () => {
       const sandboxPort = await freePort();
       const sandbox = spawn(bin, ["sandbox", "--port", String(sandboxPort)], {
         cwd: scratch,
@@ -184,6 +184,8 @@ describe("the packed CLI installed from its tarball", () => {
         what: `/readyz of the installed start (output so far: ${output.slice(-500)})`,
       });
       expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+      const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+      expect(metrics).toContain(`loops_sync_build_info{version="${rootVersion}"} 1`);
       // `start` listens for SIGTERM only once its worker is up and the first catch-up is scheduled
       // (apps/cli/src/commands/serve.ts); a signal before that ends it with 143, from source as well.
       await waitFor(() => output.includes("Worker connected"), { timeoutMs: 30_000, what: "the worker up" });

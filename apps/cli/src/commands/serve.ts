@@ -1,9 +1,10 @@
 import { catchupCrontab, catchupTasks, scheduleCatchup } from "@loops-sync/catchup";
+import { version } from "@loops-sync/config";
 import { startReceiver } from "@loops-sync/receiver";
 import { createStatusPage } from "@loops-sync/status";
 import { startWorker } from "@loops-sync/worker";
 import { Command, Option } from "commander";
-import { Registry } from "prom-client";
+import { Gauge, Registry } from "prom-client";
 import { CliError, EXIT } from "../cli-error.ts";
 import { API_VARIABLES, createLoopsClientFromEnv } from "../clients.ts";
 import { startMetricsServer } from "../metrics-server.ts";
@@ -51,6 +52,12 @@ async function startParts(
   const { env, logger, sql } = runtime;
   // One registry per process: in `start` the receiver's /metrics also shows the worker's series.
   const registry = new Registry();
+  new Gauge({
+    name: "loops_sync_build_info",
+    help: "Always 1; the running release in its version label",
+    labelNames: ["version"],
+    registers: [registry],
+  }).set({ version }, 1);
   if (parts.includes("receiver")) {
     const receiver = await listen("PORT", env.PORT, () =>
       startReceiver({
