@@ -1,6 +1,7 @@
-// Checks infra/Dockerfile against the code without a Docker engine: Node 24 base, non-root,
-// production dependencies from the frozen lockfile, a health check on a real receiver route, and an
-// entrypoint that is the real CLI. Returns problems as sentences; an empty list means consistent.
+// Checks infra/Dockerfile against the code without a Docker engine: Node 24 base, non-root, the
+// workspace built from the frozen lockfile with patches/ in place first, a runtime holding only the
+// packed CLI's production dependencies, a health check on a real receiver route, and an entrypoint
+// that is the packed CLI. Returns problems as sentences; an empty list means consistent.
 import type { DeployContract } from "./deploy-contract.ts";
 import { healthUrlsIn } from "./health-urls.ts";
 import {
@@ -20,10 +21,42 @@ export interface DockerfileFacts {
   packageManager: string;
   /** Does this repository path exist and survive .dockerignore? */
   inBuildContext: (relativePath: string) => boolean;
+  /** The packed CLI's launcher as installed by npm, e.g. `node_modules/loops-sync/bin/loops-sync.js`. */
+  installedBin: string;
 }
 
 /** Environment names that belong to Node or the shell rather than loops-sync's schema. */
 const PLATFORM_ENV = new Set(["NODE_ENV", "PATH", "PNPM_HOME", "NODE_OPTIONS"]);
+
+/** A RUN that runs pnpm itself (not `npm install --global pnpm@…`). */
+const runsPnpm = (i: DockerInstruction) => i.keyword === "RUN" && /(^|&&\s*|;\s*)pnpm\s/.test(i.args);
+
+/** patches/ (read by pnpm with the lockfile) is copied before the first pnpm step. */
+function checkPatchesFirst(stages: readonly DockerStage[]): string[] {
+  for (const stage of stages) {
+    const firstPnpm = stage.instructions.findIndex(runsPnpm);
+    if (firstPnpm < 0) continue;
+    const sources = (i: DockerInstruction) =>
+      i.args
+        .split(/\s+/)
+        .filter((w) => !w.startsWith("--"))
+        .slice(0, -1);
+    const copied = stage.instructions
+      .slice(0, firstPnpm)
+      .some(
+        (i) =>
+          i.keyword === "COPY" &&
+          !i.args.includes("--from=") &&
+          sources(i).some((w) => /^(\.\/?|(\.\/)?patches\/?)$/.test(w)),
+      );
+    if (!copied) {
+      return [
+        `line ${stage.instructions[firstPnpm]!.line}: pnpm runs before patches/ is copied (ERR_PNPM_PATCH_NOT_FOUND)`,
+      ];
+    }
+  }
+  return [];
+}
 
 /** Bases (Node major, slim), stage references and build-context sources. */
 function checkStages(stages: readonly DockerStage[], facts: DockerfileFacts): string[] {
@@ -70,8 +103,24 @@ function checkInstall(stages: readonly DockerStage[], facts: DockerfileFacts): s
   for (const i of installs) {
     if (!i.args.includes("--frozen-lockfile"))
       problems.push(`line ${i.line}: pnpm install without --frozen-lockfile`);
-    if (!/--prod\b|--production\b/.test(i.args)) problems.push(`line ${i.line}: pnpm install without --prod`);
   }
+  const final = stages.at(-1)?.instructions ?? [];
+  const npmInstall = final.find((i) => i.keyword === "RUN" && /\bnpm install\b(?!.*--global)/.test(i.args));
+  if (!npmInstall) problems.push("the final stage does not npm install the packed CLI");
+  else {
+    if (!/--omit=dev\b/.test(npmInstall.args))
+      problems.push(`line ${npmInstall.line}: npm install without --omit=dev`);
+    if (!/--omit=optional\b/.test(npmInstall.args)) {
+      problems.push(
+        `line ${npmInstall.line}: npm install without --omit=optional (brings embedded Postgres)`,
+      );
+    }
+  }
+  for (const i of final.filter((x) => x.keyword === "COPY" && x.args.includes("--from="))) {
+    if (/node_modules/.test(i.args))
+      problems.push(`line ${i.line}: the final stage copies a build's node_modules`);
+  }
+  problems.push(...checkPatchesFirst(stages));
   const pnpmGlobal = all.find((i) => i.keyword === "RUN" && /npm install --global pnpm@/.test(i.args));
   const pnpmVersion = /pnpm@(\S+)/.exec(pnpmGlobal?.args ?? "")?.[1];
   if (`pnpm@${pnpmVersion}` !== facts.packageManager) {
@@ -120,8 +169,10 @@ function checkRuntime(final: readonly DockerInstruction[], contract: DeployContr
   }
 
   const entrypoint = execForm(final.find((i) => i.keyword === "ENTRYPOINT")?.args ?? "");
-  if (entrypoint?.[0] !== "node" || !entrypoint[1] || !facts.inBuildContext(entrypoint[1])) {
-    problems.push(`ENTRYPOINT ${JSON.stringify(entrypoint)} is not node + a shipped CLI entry file`);
+  if (entrypoint?.[0] !== "node" || entrypoint[1] !== facts.installedBin) {
+    problems.push(
+      `ENTRYPOINT ${JSON.stringify(entrypoint)} is not node + the packed CLI (${facts.installedBin})`,
+    );
   }
   const cmd = execForm(final.find((i) => i.keyword === "CMD")?.args ?? "");
   if (!cmd?.[0] || !contract.verbs.has(cmd[0])) {

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { PACKED_BIN, PACKED_NAME } from "../../scripts/package.ts";
 import { readBuildContext } from "./build-context.ts";
 import { type DockerfileFacts, findDockerfileProblems } from "./check-dockerfile.ts";
 import { type DeployContract, readDeployContract } from "./deploy-contract.ts";
@@ -14,12 +15,13 @@ const facts: DockerfileFacts = {
   nodeMajor: Number(readFileSync(path.join(REPO_ROOT, ".node-version"), "utf8").trim().split(".")[0]),
   packageManager: rootPackage.packageManager,
   inBuildContext: readBuildContext(),
+  installedBin: `node_modules/${PACKED_NAME}/${PACKED_BIN}`,
 };
 
 const contract: DeployContract = readDeployContract();
 
 describe("infra/Dockerfile", () => {
-  it("is consistent with the code: Node 24 slim, non-root, frozen prod install, real verb, real route", () => {
+  it("is consistent with the code: Node 24 slim, non-root, frozen build, packed CLI, real verb, real route", () => {
     expect(findDockerfileProblems(dockerfile, contract, facts)).toEqual([]);
   });
 
@@ -39,15 +41,29 @@ describe("infra/Dockerfile", () => {
       "/health'",
       /\/health, which the receiver does not serve/,
     ],
-    ["an unfrozen lockfile", "--prod --frozen-lockfile", "--prod", /without --frozen-lockfile/],
+    ["an unfrozen lockfile", "--offline --frozen-lockfile", "--offline", /without --frozen-lockfile/],
+    ["dev dependencies", "npm install --omit=dev ", "npm install ", /without --omit=dev/],
+    ["embedded Postgres", "--omit=dev --omit=optional", "--omit=dev", /without --omit=optional/],
     [
-      "dev dependencies",
-      "--offline --prod --frozen-lockfile",
-      "--offline --frozen-lockfile",
-      /without --prod/,
+      "the build's node_modules in the runtime",
+      "COPY --from=build /src/loops-sync.tgz ./",
+      "COPY --from=build /src/node_modules ./node_modules",
+      /copies a build's node_modules/,
+    ],
+    [
+      "pnpm before patches/ (the fetch-first order)",
+      "COPY patches ./patches\nRUN pnpm fetch\nCOPY . .",
+      "RUN pnpm fetch\nCOPY patches ./patches\nCOPY . .",
+      /pnpm runs before patches\/ is copied/,
+    ],
+    [
+      "the sources instead of the package",
+      "node_modules/loops-sync/bin/loops-sync.js",
+      "apps/cli/src/main.ts",
+      /not node \+ the packed CLI/,
     ],
     ["a made-up verb", 'CMD ["start"]', 'CMD ["serve"]', /not a loops-sync verb/],
-    ["a missing stage", "--from=deps", "--from=build", /names no earlier stage/],
+    ["a missing stage", "--from=build", "--from=builder", /names no earlier stage/],
     [
       "the lockfile not copied",
       "COPY pnpm-lock.yaml pnpm-workspace.yaml",
@@ -79,10 +95,13 @@ describe("infra/Dockerfile", () => {
 
 describe(".dockerignore", () => {
   const inContext = readBuildContext();
-  it("ships manifests, lockfile, sources and migrations", () => {
+  it("ships manifests, lockfile, patches, sources, build scripts and migrations", () => {
     for (const p of [
       "package.json",
       "pnpm-lock.yaml",
+      "patches/postgres@3.4.9.patch",
+      "scripts/package.ts",
+      "LICENSE",
       "apps/cli/src/main.ts",
       "packages/db/src/migrate.ts",
       "migrations",
@@ -91,7 +110,15 @@ describe(".dockerignore", () => {
     }
   });
   it("leaves out node_modules, local data, tests and secrets files", () => {
-    for (const p of ["node_modules", "packages/db/node_modules", "test/support/db.ts", ".git", ".env"]) {
+    for (const p of [
+      "node_modules",
+      "packages/db/node_modules",
+      "apps/cli/dist",
+      ".dist",
+      "test/support/db.ts",
+      ".git",
+      ".env",
+    ]) {
       expect(inContext(p), p).toBe(false);
     }
   });

