@@ -1,5 +1,14 @@
 // Generated from a migrated database by `npx -y pnpm@10 run schema:generate`; do not edit.
-import type { ColumnType, Generated, GeneratedAlways } from "kysely";
+import type { ColumnType } from "kysely";
+
+/** A column an insert may omit (it has a default). Unlike kysely's own, it keeps a ColumnType's select type. */
+export type Generated<T> =
+  T extends ColumnType<infer S, infer I, infer U>
+    ? ColumnType<S, I | undefined, U>
+    : ColumnType<T, T | undefined, T>;
+/** A column Postgres always computes (identity always, generated stored): never written. */
+export type GeneratedAlways<T> =
+  T extends ColumnType<infer S, unknown, unknown> ? ColumnType<S, never, never> : ColumnType<T, never, never>;
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 export type Json = JsonValue;
