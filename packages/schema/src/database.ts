@@ -179,6 +179,8 @@ export interface ReplicaOrders {
   updated_at: Timestamp;
   raw: Json;
   synced_at: Generated<Timestamp>;
+  last_change_event_id: string | null;
+  last_change_source: string | null;
 }
 
 /** View reporting.daily_sales. */
