@@ -126,3 +126,11 @@ export class PostgresJsDialect implements Dialect {
 export function kyselyOver<DB>(handle: PostgresJsHandle): Kysely<DB> {
   return new Kysely<DB>({ dialect: new PostgresJsDialect(handle) });
 }
+
+/**
+ * The postgres.js type options the generated types assume: bigint (int8) arrives as a number, as on
+ * loops-sync's own connections (no count or amount here approaches 2^53).
+ */
+export const POSTGRES_TYPES = {
+  bigint: { to: 20, from: [20], serialize: (v: number) => String(v), parse: (v: string) => Number(v) },
+};
