@@ -33,6 +33,15 @@ describe("Kysely over a postgres.js handle", () => {
     expect(row.updated_at).toBeInstanceOf(Date);
   });
 
+  it("streams a query's rows in chunks", async () => {
+    const k = kyselyOver<Database>(db.sql);
+    await k.insertInto("sync.merchants").values(["mer_s1", "mer_s2", "mer_s3"].map(merchant)).execute();
+    const ids: string[] = [];
+    const query = k.selectFrom("sync.merchants").select("id").where("id", "like", "mer_s%").orderBy("id");
+    for await (const row of query.stream(2)) ids.push(row.id);
+    expect(ids).toEqual(["mer_s1", "mer_s2", "mer_s3"]);
+  });
+
   it("runs a Kysely transaction on one reserved connection, with its isolation and access mode", async () => {
     const k = kyselyOver<Database>(db.sql);
     const seen = await k
