@@ -1,3 +1,5 @@
+import { type Database, kyselyOver } from "@loops-sync/schema";
+import { type Kysely, sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 import { buildOrders, LOCATIONS } from "./build-orders.ts";
@@ -20,10 +22,18 @@ const byKey = <T extends Record<string, unknown>>(rows: readonly T[], keys: read
       .localeCompare(keys.map((k) => String(b[k])).join("|")),
   );
 
+/** daily_sales' sums are never null on a row that exists. */
+type Sums = { total_amount: number; sales_orders_count: number };
+
+/** A date column as its ISO text (YYYY-MM-DD), as the expectations compute it. */
+const asText = (column: string) => sql<string>`${sql.ref(column)}::text`;
+
 describe("reporting views", () => {
   let db: TestDatabase;
+  let k: Kysely<Database>;
   beforeAll(async () => {
     db = await createTestDatabase();
+    k = kyselyOver<Database>(db.sql);
     await insertLocations(db.sql, LOCATIONS);
     await insertOrders(db.sql, orders);
   });
@@ -31,11 +41,27 @@ describe("reporting views", () => {
     await db.drop();
   });
 
+  /** reporting.daily_sales' row of loc_olaya, jahez, 2026-11-21. */
+  const olayaJahez21 = () =>
+    k
+      .selectFrom("reporting.daily_sales")
+      .where("location_id", "=", "loc_olaya")
+      .where("channel", "=", "jahez")
+      .where("local_date", "=", sql<Date>`'2026-11-21'`);
+
   it("puts an order on its location's local calendar day", async () => {
-    const rows = await db.sql<{ order_id: string; local_date: string; timezone: string }[]>`
-      select order_id, local_date::text, timezone from reporting.orders
-      where order_id in ('ord_midnight', 'ord_late_riyadh', 'ord_late_dubai', 'ord_unknown_loc', 'ord_odd_zone')
-      order by order_id`;
+    const rows = await k
+      .selectFrom("reporting.orders")
+      .select(["order_id", asText("local_date").as("local_date"), "timezone"])
+      .where("order_id", "in", [
+        "ord_midnight",
+        "ord_late_riyadh",
+        "ord_late_dubai",
+        "ord_unknown_loc",
+        "ord_odd_zone",
+      ])
+      .orderBy("order_id")
+      .execute();
     expect(rows).toEqual([
       { order_id: "ord_late_dubai", local_date: "2026-11-21", timezone: "Asia/Dubai" },
       { order_id: "ord_late_riyadh", local_date: "2026-11-20", timezone: "Asia/Riyadh" },
@@ -48,17 +74,31 @@ describe("reporting views", () => {
   });
 
   it("daily_sales equals the totals computed from the orders", async () => {
-    const rows = await db.sql`
-      select merchant_id, location_id, channel, local_date::text, currency, orders_count, sales_orders_count,
-             rejected_orders_count, cancelled_orders_count, subtotal_amount, discount_amount, delivery_fee_amount,
-             tax_amount, total_amount
-      from reporting.daily_sales`;
+    const rows = await k
+      .selectFrom("reporting.daily_sales")
+      .select([
+        "merchant_id",
+        "location_id",
+        "channel",
+        asText("local_date").as("local_date"),
+        "currency",
+        "orders_count",
+        "sales_orders_count",
+        "rejected_orders_count",
+        "cancelled_orders_count",
+        "subtotal_amount",
+        "discount_amount",
+        "delivery_fee_amount",
+        "tax_amount",
+        "total_amount",
+      ])
+      .execute();
     const keys = ["merchant_id", "location_id", "channel", "local_date", "currency"];
     expect(byKey(rows, keys)).toEqual(byKey(expectedDailySales(orders, LOCATIONS), keys));
     // The cancelled order counts as an order of its day but adds no money.
-    const [day] = await db.sql`
-      select orders_count, cancelled_orders_count, total_amount from reporting.daily_sales
-      where location_id = 'loc_olaya' and channel = 'jahez' and local_date = '2026-11-21'`;
+    const day = await olayaJahez21()
+      .select(["orders_count", "cancelled_orders_count", "total_amount"])
+      .executeTakeFirst();
     const cancelled = orders.find((o) => o.id === "ord_cancelled")!;
     const sameDay = orders.filter(
       (o) =>
@@ -78,17 +118,31 @@ describe("reporting views", () => {
   });
 
   it("order_outcomes counts and rates final statuses", async () => {
-    const rows = await db.sql`
-      select merchant_id, location_id, channel, local_date::text, orders_count, delivered_count, rejected_count,
-             cancelled_count, delivered_rate::text, rejected_rate::text, cancelled_rate::text
-      from reporting.order_outcomes`;
+    const rows = await k
+      .selectFrom("reporting.order_outcomes")
+      .select([
+        "merchant_id",
+        "location_id",
+        "channel",
+        asText("local_date").as("local_date"),
+        "orders_count",
+        "delivered_count",
+        "rejected_count",
+        "cancelled_count",
+        asText("delivered_rate").as("delivered_rate"),
+        asText("rejected_rate").as("rejected_rate"),
+        asText("cancelled_rate").as("cancelled_rate"),
+      ])
+      .execute();
     const keys = ["merchant_id", "location_id", "channel", "local_date"];
     expect(byKey(rows, keys)).toEqual(byKey(expectedOutcomes(orders, LOCATIONS), keys));
   });
 
   it("stage_duration_percentiles match percentile_cont computed from the status history", async () => {
-    const rows = await db.sql<Record<string, string | number | null>[]>`
-      select * from reporting.stage_duration_percentiles`;
+    const rows: Record<string, unknown>[] = await k
+      .selectFrom("reporting.stage_duration_percentiles")
+      .selectAll()
+      .execute();
     const expected = expectedStagePercentiles(orders);
     expect(rows).toHaveLength(expected.length);
     for (const want of expected) {
@@ -112,31 +166,57 @@ describe("reporting views", () => {
   });
 
   it("top_items and top_modifiers sum units and revenue of sales, with both names", async () => {
-    const items = await db.sql`
-      select merchant_id, sku, name_en, name_ar, currency, quantity_sold, revenue_amount, orders_count
-      from reporting.top_items`;
+    const items = await k
+      .selectFrom("reporting.top_items")
+      .select([
+        "merchant_id",
+        "sku",
+        "name_en",
+        "name_ar",
+        "currency",
+        "quantity_sold",
+        "revenue_amount",
+        "orders_count",
+      ])
+      .execute();
     const itemKeys = ["merchant_id", "name_en", "sku"];
     expect(byKey(items, itemKeys)).toEqual(byKey(expectedTopItems(orders), itemKeys));
-    const modifiers = await db.sql`
-      select merchant_id, name_en, name_ar, currency, quantity_sold, revenue_amount, orders_count
-      from reporting.top_modifiers`;
+    const modifiers = await k
+      .selectFrom("reporting.top_modifiers")
+      .select([
+        "merchant_id",
+        "name_en",
+        "name_ar",
+        "currency",
+        "quantity_sold",
+        "revenue_amount",
+        "orders_count",
+      ])
+      .execute();
     const modKeys = ["merchant_id", "name_en"];
     expect(byKey(modifiers, modKeys)).toEqual(byKey(expectedTopModifiers(orders), modKeys));
-    const [best] = await db.sql`
-      select name_ar, quantity_rank from reporting.top_items where merchant_id = 'mer_a' order by quantity_sold desc limit 1`;
+    const best = await k
+      .selectFrom("reporting.top_items")
+      .select(["name_ar", "quantity_rank"])
+      .where("merchant_id", "=", "mer_a")
+      .orderBy("quantity_sold", "desc")
+      .limit(1)
+      .executeTakeFirst();
     expect(best!.quantity_rank).toBe(1);
     expect(best!.name_ar).toMatch(/\p{Script=Arabic}/u);
   });
 
   it("follows the replica as an order changes: a delivered order cancelled later leaves the sales", async () => {
     const target = orders.find((o) => o.id === "ord_midnight")!;
-    const before = await db.sql`
-      select total_amount, sales_orders_count from reporting.daily_sales
-      where location_id = 'loc_olaya' and channel = 'jahez' and local_date = '2026-11-21'`;
+    const before = await olayaJahez21()
+      .select(["total_amount", "sales_orders_count"])
+      .$narrowType<Sums>()
+      .execute();
     await db.sql`update replica.orders set status = 'cancelled', version = version + 1 where id = ${target.id}`;
-    const after = await db.sql`
-      select total_amount, sales_orders_count from reporting.daily_sales
-      where location_id = 'loc_olaya' and channel = 'jahez' and local_date = '2026-11-21'`;
+    const after = await olayaJahez21()
+      .select(["total_amount", "sales_orders_count"])
+      .$narrowType<Sums>()
+      .execute();
     expect(after[0]!.total_amount).toBe(before[0]!.total_amount - target.total);
     expect(after[0]!.sales_orders_count).toBe(before[0]!.sales_orders_count - 1);
     await db.sql`update replica.orders set status = 'delivered' where id = ${target.id}`;

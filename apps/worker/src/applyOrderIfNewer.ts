@@ -11,6 +11,18 @@ export interface ApplyOrderResult {
   version: number;
 }
 
+/**
+ * Why an order is being applied, stored with the row it changes (replica.orders.last_change_event_id and
+ * last_change_source). `eventIds`: the events whose refresh fetched it (the newest of them is recorded, with
+ * its source); `openEvent`: the order's newest pending or failed event; `source`: what is recorded when no
+ * such event is found ('backfill', 'repair', 'catchup' for a list walk).
+ */
+export interface OrderProvenance {
+  eventIds?: readonly string[];
+  openEvent?: boolean;
+  source?: "catchup" | "backfill" | "repair";
+}
+
 /** Runs `work` in the caller's transaction when given one, otherwise in a new one. */
 export async function inTransaction<T>(
   sql: Sql | TransactionSql,
@@ -26,8 +38,9 @@ export async function inTransaction<T>(
 export async function applyOrderIfNewer(
   sql: Sql | TransactionSql,
   order: OrderInput | unknown,
+  provenance: OrderProvenance = {},
 ): Promise<ApplyOrderResult> {
-  const [result] = await applyOrdersIfNewer(sql, [order]);
+  const [result] = await applyOrdersIfNewer(sql, [order], [provenance]);
   return result!;
 }
 
@@ -37,30 +50,48 @@ export async function applyOrderIfNewer(
  * workers racing on the same order end with the newest version: the row lock taken by the upsert makes a
  * concurrent writer wait and re-check the gate against the committed row. Items, modifiers and status
  * history are replaced in the same transaction, and only for orders whose parent row changed.
+ * `provenance` is one for all the orders, or one per order (same positions).
  * Throws InvalidOrderError (before any SQL) for an order the replica cannot store.
  */
 export async function applyOrdersIfNewer(
   sql: Sql | TransactionSql,
   orders: readonly (OrderInput | unknown)[],
+  provenance: OrderProvenance | readonly OrderProvenance[] = {},
 ): Promise<ApplyOrderResult[]> {
   // Keep only the newest copy of each id: one statement cannot update the same row twice.
-  const newest = new Map<string, OrderInput>();
-  for (const raw of orders) {
+  const newest = new Map<string, { o: OrderInput; p: OrderProvenance }>();
+  for (const [i, raw] of orders.entries()) {
     const order = checkOrder(raw);
     const seen = newest.get(order.id);
-    if (!seen || seen.version < order.version) newest.set(order.id, order);
+    const p = Array.isArray(provenance) ? (provenance[i] ?? {}) : (provenance as OrderProvenance);
+    if (!seen || seen.o.version < order.version) newest.set(order.id, { o: order, p });
   }
   if (newest.size === 0) return [];
   // A fixed lock order (by id) keeps two concurrent batches from deadlocking on each other's rows.
-  const batch = [...newest.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const batch = [...newest.values()].sort((a, b) => (a.o.id < b.o.id ? -1 : a.o.id > b.o.id ? 1 : 0));
   const json = JSON.stringify(batch);
 
   return await inTransaction(sql, async (tx) => {
     const rows = await tx<
       { id: string; changed: boolean; previous_version: number | null; version: number }[]
     >`
+      -- Each order with the event it is recorded as last changed by: the newest of the events named, or the
+      -- order's newest open event when asked (primary-key and order-index lookups in this statement).
       with input as (
-        select o, ordinality from jsonb_array_elements(${json}::text::jsonb) with ordinality as t(o, ordinality)
+        select e -> 'o' as o, ordinality, ev.id as event_id, coalesce(ev.source, e #>> '{p,source}') as source
+        from jsonb_array_elements(${json}::text::jsonb) with ordinality as t(e, ordinality)
+        left join lateral (
+          select c.id, c.source from (
+            select s.id, s.source, s.created_at from sync.events s
+            where s.id = any(array(select jsonb_array_elements_text(e #> '{p,eventIds}')))
+            union all
+            select s.id, s.source, s.created_at from sync.events s
+            where (e #>> '{p,openEvent}')::boolean and s.order_id = e #>> '{o,id}'
+              and s.outcome in ('pending', 'failed')
+          ) c
+          order by c.created_at desc, c.id desc
+          limit 1
+        ) ev on true
       ),
       prev as (
         select r.id, r.version from replica.orders r where r.id in (select o ->> 'id' from input)
@@ -69,7 +100,8 @@ export async function applyOrdersIfNewer(
         insert into replica.orders as r (
           id, merchant_id, location_id, channel, channel_connection_id, channel_ref, type, status, version,
           scheduled_for, currency, subtotal_amount, discount_amount, delivery_fee_amount, tax_amount,
-          total_amount, payment_method, payment_paid, notes, extensions, created_at, updated_at, raw, synced_at
+          total_amount, payment_method, payment_paid, notes, extensions, created_at, updated_at, raw, synced_at,
+          last_change_event_id, last_change_source
         )
         select o ->> 'id', o ->> 'merchant_id', o ->> 'location_id', o ->> 'channel',
                o ->> 'channel_connection_id', o ->> 'channel_ref', o ->> 'type', o ->> 'status',
@@ -79,7 +111,7 @@ export async function applyOrdersIfNewer(
                (o #>> '{totals,delivery_fee,amount}')::bigint, (o #>> '{totals,tax,amount}')::bigint,
                (o #>> '{totals,total,amount}')::bigint, o #>> '{payment,method}',
                (o #>> '{payment,paid}')::boolean, o ->> 'notes', o -> 'extensions',
-               (o ->> 'created_at')::timestamptz, (o ->> 'updated_at')::timestamptz, o, now()
+               (o ->> 'created_at')::timestamptz, (o ->> 'updated_at')::timestamptz, o, now(), event_id, source
         from input
         order by ordinality
         on conflict (id) do update set
@@ -92,7 +124,8 @@ export async function applyOrdersIfNewer(
           total_amount = excluded.total_amount, payment_method = excluded.payment_method,
           payment_paid = excluded.payment_paid, notes = excluded.notes, extensions = excluded.extensions,
           created_at = excluded.created_at, updated_at = excluded.updated_at, raw = excluded.raw,
-          synced_at = now()
+          synced_at = now(), last_change_event_id = excluded.last_change_event_id,
+          last_change_source = excluded.last_change_source
         where r.version < excluded.version
         returning r.id, r.version
       ),

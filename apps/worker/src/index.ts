@@ -3,6 +3,7 @@ export {
   applyOrderIfNewer,
   applyOrdersIfNewer,
   inTransaction,
+  type OrderProvenance,
 } from "./applyOrderIfNewer.ts";
 export { enqueueJob, type JobSpec, rescheduleJob } from "./enqueueJob.ts";
 export {

@@ -153,6 +153,7 @@ async function sendFetchedOrders(tx: TransactionSql, group: readonly FetchedOrde
   const results = await applyOrdersIfNewer(
     tx,
     group.map((e) => e.order),
+    group.map((e) => ({ eventIds: e.eventIds })),
   );
   const byId = new Map(results.map((a) => [a.id, a]));
   const applied = group.map((e) => byId.get(e.order.id)!);

@@ -57,7 +57,7 @@ export function refreshOrderTask(ctx: WorkerContext): Task {
         }
         const order = await fetchOrder(client.forMerchant(merchantId), orderId, helpers.abortSignal);
         const outcome = await sql.begin(async (tx) => {
-          const applied = await applyOrderIfNewer(tx, order);
+          const applied = await applyOrderIfNewer(tx, order, { openEvent: true });
           const events = await resolveOrderEvents(tx, {
             merchantId,
             orderId,

@@ -1,5 +1,5 @@
 import type { Sql, TransactionSql } from "@loops-sync/db";
-import { applyOrdersIfNewer, checkOrder, InvalidOrderError } from "@loops-sync/worker";
+import { applyOrdersIfNewer, checkOrder, InvalidOrderError, type OrderProvenance } from "@loops-sync/worker";
 
 export interface AppliedPage {
   /** Orders of the page this call wrote (new, or newer than the replica's). */
@@ -10,11 +10,13 @@ export interface AppliedPage {
 
 /**
  * Version-gated upsert of a list page (never older over newer). One malformed order must not stop a page of
- * good ones, so an invalid order is set aside with its reason instead of failing the whole page.
+ * good ones, so an invalid order is set aside with its reason instead of failing the whole page. `provenance`
+ * is recorded on each row the page changes.
  */
 export async function applyOrderPage(
   sql: Sql | TransactionSql,
   orders: readonly unknown[],
+  provenance: OrderProvenance,
 ): Promise<AppliedPage> {
   const valid: unknown[] = [];
   const invalid: AppliedPage["invalid"] = [];
@@ -27,6 +29,6 @@ export async function applyOrderPage(
       invalid.push({ orderId: error.orderId, reason: error.message });
     }
   }
-  const results = valid.length > 0 ? await applyOrdersIfNewer(sql, valid) : [];
+  const results = valid.length > 0 ? await applyOrdersIfNewer(sql, valid, provenance) : [];
   return { changed: results.filter((r) => r.changed).map((r) => r.id), invalid };
 }

@@ -1,4 +1,5 @@
 import type { Sql } from "@loops-sync/db";
+import { type Database, kyselyOver } from "@loops-sync/schema";
 
 /**
  * The merchants to sync: the configured ones (recorded in sync.merchants as learned from config) and every
@@ -10,8 +11,11 @@ export async function listActiveMerchants(sql: Sql, configured: readonly string[
       insert into sync.merchants (id, learned_from) select unnest(${[...configured]}::text[]), 'config'
       on conflict (id) do nothing`;
   }
-  const rows = await sql<
-    { id: string }[]
-  >`select id from sync.merchants where status <> 'revoked' order by id`;
+  const rows = await kyselyOver<Database>(sql)
+    .selectFrom("sync.merchants")
+    .select("id")
+    .where("status", "<>", "revoked")
+    .orderBy("id")
+    .execute();
   return rows.map((r) => r.id);
 }

@@ -49,7 +49,10 @@ export async function refreshOrdersFromList({
       signal ? { signal } : {},
     );
     // Rejected items go through too, so each is recorded with its reason instead of vanishing.
-    const applied = await applyOrderPage(sql, [...page.data, ...page.rejected.map((r) => r.item)]);
+    const applied = await applyOrderPage(sql, [...page.data, ...page.rejected.map((r) => r.item)], {
+      openEvent: true,
+      source: "catchup",
+    });
     result.pages++;
     result.ordersSeen += page.data.length;
     for (const id of applied.changed) result.changed.add(id);

@@ -25,7 +25,7 @@ export async function repairOrder(
     if (kind === "status_mismatch") {
       await tx`delete from replica.orders where id = ${orderId} and version <= ${upstream.version}`;
     }
-    const applied = await applyOrderPage(tx, [upstream]);
+    const applied = await applyOrderPage(tx, [upstream], { source: "repair" });
     return applied.changed.length > 0;
   });
 }

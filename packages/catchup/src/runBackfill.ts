@@ -135,7 +135,9 @@ export async function runBackfill({
       if (newest === undefined && first) newest = Date.parse(first.updated_at);
       const oldest = page.data.at(-1);
       const applied = await sql.begin(async (tx) => {
-        const result = await applyOrderPage(tx, [...page.data, ...page.rejected.map((r) => r.item)]);
+        const result = await applyOrderPage(tx, [...page.data, ...page.rejected.map((r) => r.item)], {
+          source: "backfill",
+        });
         await advanceBackfillRun(tx, merchantId, {
           nextCursor: page.next_cursor,
           nextWatermark: newest === undefined ? null : new Date(newest - WATERMARK_MARGIN_MS),

@@ -1,6 +1,7 @@
 import type { Logger } from "@loops-sync/config";
 import type { Sql } from "@loops-sync/db";
 import type { Order } from "@loops-sync/loops-client";
+import { type Database, kyselyOver } from "@loops-sync/schema";
 import { readMerchantState, revokeMerchant } from "@loops-sync/worker";
 import type { CatchupApi, CatchupMerchantApi } from "./catchupApi.ts";
 import { describeError, isConnectionRevoked, isLoopsRefusal } from "./catchupError.ts";
@@ -144,8 +145,11 @@ async function compareMerchant(
     if (!page.next_cursor || page.next_cursor === cursor) break;
     cursor = page.next_cursor;
   }
-  const rows = await sql<{ id: string; version: string; status: string }[]>`
-    select id, version, status from replica.orders where merchant_id = ${merchantId}`;
+  const rows = await kyselyOver<Database>(sql)
+    .selectFrom("replica.orders")
+    .select(["id", "version", "status"])
+    .where("merchant_id", "=", merchantId)
+    .execute();
   for (const row of rows) {
     if (seen.has(row.id)) continue;
     try {
@@ -156,7 +160,7 @@ async function compareMerchant(
         merchantId,
         orderId: row.id,
         kind: "extra",
-        replica: { version: Number(row.version), status: row.status },
+        replica: { version: row.version, status: row.status },
         upstream: null,
       });
     }
@@ -168,7 +172,10 @@ const stateOf = (order: Order): OrderState => ({ version: order.version, status:
 
 async function readReplicaStates(sql: Sql, ids: string[]): Promise<Map<string, OrderState>> {
   if (ids.length === 0) return new Map();
-  const rows = await sql<{ id: string; version: string; status: string }[]>`
-    select id, version, status from replica.orders where id = any(${ids}::text[])`;
-  return new Map(rows.map((r) => [r.id, { version: Number(r.version), status: r.status }]));
+  const rows = await kyselyOver<Database>(sql)
+    .selectFrom("replica.orders")
+    .select(["id", "version", "status"])
+    .where("id", "=", (eb) => eb.fn.any(eb.val(ids)))
+    .execute();
+  return new Map(rows.map((r) => [r.id, { version: r.version, status: r.status }]));
 }

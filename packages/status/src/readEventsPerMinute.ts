@@ -1,4 +1,7 @@
 import type { Sql, TransactionSql } from "@loops-sync/db";
+import { kyselyOver } from "@loops-sync/schema";
+import { sql as raw } from "kysely";
+import type { StatusDatabase } from "./status-database.ts";
 import { EVENT_OUTCOMES, type EventMinute, type OutcomeCounts } from "./syncStatus.ts";
 
 const zeroCounts = (): OutcomeCounts =>
@@ -12,27 +15,33 @@ export async function readEventsPerMinute(
   sql: Sql | TransactionSql,
   minutes = 60,
 ): Promise<{ eventsPerMinute: EventMinute[]; eventsLastHour: OutcomeCounts; now: Date }> {
-  const [clock] = await sql<{ now: Date; first: Date }[]>`
-    select now() as now, date_trunc('minute', now()) - make_interval(mins => ${minutes - 1}) as first`;
-  const rows = await sql<{ minute: Date; outcome: string; count: number }[]>`
-    select date_trunc('minute', received_at) as minute, outcome, count(*)::int as count
-    from sync.events
-    where received_at >= ${clock!.first}
-    group by 1, 2`;
+  const db = kyselyOver<StatusDatabase>(sql);
+  const { rows } = await raw<{ now: Date; first: Date }>`
+    select now() as now, date_trunc('minute', now()) - make_interval(mins => ${minutes - 1}) as first`.execute(
+    db,
+  );
+  const clock = rows[0]!;
+  const minute = raw<Date>`date_trunc('minute', received_at)`;
+  const counted = await db
+    .selectFrom("sync.events")
+    .select([minute.as("minute"), "outcome", (eb) => eb.fn.countAll<number>().as("count")])
+    .where("received_at", ">=", clock.first)
+    .groupBy([minute, "outcome"])
+    .execute();
   const buckets: EventMinute[] = [];
   const index = new Map<number, EventMinute>();
   for (let i = 0; i < minutes; i++) {
-    const start = new Date(clock!.first.getTime() + i * 60_000);
+    const start = new Date(clock.first.getTime() + i * 60_000);
     const bucket = { minute: start.toISOString(), counts: zeroCounts() };
     buckets.push(bucket);
     index.set(start.getTime(), bucket);
   }
   const total = zeroCounts();
-  for (const r of rows) {
+  for (const r of counted) {
     const bucket = index.get(r.minute.getTime());
     // A row stamped in the future (clock skew between writers) has no bucket; it still counts in the hour.
     if (bucket) bucket.counts[r.outcome] = (bucket.counts[r.outcome] ?? 0) + r.count;
     total[r.outcome] = (total[r.outcome] ?? 0) + r.count;
   }
-  return { eventsPerMinute: buckets, eventsLastHour: total, now: clock!.now };
+  return { eventsPerMinute: buckets, eventsLastHour: total, now: clock.now };
 }

@@ -1,26 +1,9 @@
 import type { Sql, TransactionSql } from "@loops-sync/db";
+import { kyselyOver } from "@loops-sync/schema";
+import { sql as raw } from "kysely";
 import { redactSecrets } from "./redactSecrets.ts";
+import type { StatusDatabase } from "./status-database.ts";
 import type { MerchantSyncStatus } from "./syncStatus.ts";
-
-interface HealthRow {
-  merchant_id: string;
-  merchant_status: string;
-  revoked_at: Date | null;
-  paused_until: Date | null;
-  cursor_event_id: string | null;
-  cursor_created_at: Date | null;
-  last_catchup_started_at: Date | null;
-  last_catchup_finished_at: Date | null;
-  last_catchup_status: string | null;
-  last_catchup_error: string | null;
-  last_webhook_received_at: Date | null;
-  last_applied_event_created_at: Date | null;
-  last_applied_at: Date | null;
-  applied_lag_seconds: string | null;
-  oldest_pending_age_seconds: string | null;
-  pending_events: number;
-  failed_events: number;
-}
 
 export const iso = (d: Date | null): string | null => (d === null ? null : d.toISOString());
 // extract(epoch ...) is numeric, which the driver hands over as a string; a tenth of a second is plenty.
@@ -28,19 +11,33 @@ const seconds = (s: string | null): number | null => (s === null ? null : Math.r
 
 /** One entry per known merchant, from the reporting.sync_health view, sorted by id. */
 export async function readMerchantStatuses(sql: Sql | TransactionSql): Promise<MerchantSyncStatus[]> {
-  const rows = await sql<HealthRow[]>`
-    select h.*, c.last_run_error as last_catchup_error
-    from reporting.sync_health h
-    left join sync.cursors c on c.merchant_id = h.merchant_id
-    order by h.merchant_id`;
+  const db = kyselyOver<StatusDatabase>(sql);
+  const rows = await db
+    .selectFrom("reporting.sync_health as h")
+    .leftJoin("sync.cursors as c", "c.merchant_id", "h.merchant_id")
+    .selectAll("h")
+    .select("c.last_run_error as last_catchup_error")
+    // The view has a row per sync.merchants row, whose id and status are never null.
+    .$narrowType<{
+      merchant_id: string;
+      merchant_status: string;
+      pending_events: number;
+      failed_events: number;
+    }>()
+    .orderBy("h.merchant_id")
+    .execute();
   // Most tasks carry merchantId in their payload (see TaskPayloads); only the private table holds payloads.
-  const jobs = await sql<{ merchant_id: string; queued: number; failed: number }[]>`
-    select payload ->> 'merchantId' as merchant_id,
-           count(*) filter (where attempts < max_attempts)::int as queued,
-           count(*) filter (where attempts >= max_attempts)::int as failed
-    from graphile_worker._private_jobs
-    where payload ->> 'merchantId' is not null
-    group by 1`;
+  const merchantOf = raw<string>`payload ->> 'merchantId'`;
+  const jobs = await db
+    .selectFrom("graphile_worker._private_jobs")
+    .select([
+      merchantOf.as("merchant_id"),
+      raw<number>`count(*) filter (where attempts < max_attempts)::int`.as("queued"),
+      raw<number>`count(*) filter (where attempts >= max_attempts)::int`.as("failed"),
+    ])
+    .where(merchantOf, "is not", null)
+    .groupBy(merchantOf)
+    .execute();
   const jobsOf = new Map(jobs.map((j) => [j.merchant_id, j]));
   return rows.map((r) => ({
     merchantId: r.merchant_id,

@@ -1,46 +1,48 @@
 import type { Sql, TransactionSql } from "@loops-sync/db";
+import { kyselyOver } from "@loops-sync/schema";
+import { sql as raw } from "kysely";
 import { iso } from "./readMerchantStatuses.ts";
 import { redactSecrets } from "./redactSecrets.ts";
+import type { StatusDatabase } from "./status-database.ts";
 import type { QueueStatus } from "./syncStatus.ts";
 
-interface TaskRow {
-  task: string;
-  waiting: number;
-  scheduled: number;
-  running: number;
-  failed: number;
-}
+type TaskCounts = Omit<QueueStatus["byTask"][number], "task">;
 
-interface FailedRow {
-  id: number;
-  task: string;
-  attempts: number;
-  max_attempts: number;
-  last_error: string | null;
-  updated_at: Date;
-}
+const countWhere = (condition: ReturnType<typeof raw>) =>
+  raw<number>`count(*) filter (where ${condition})::int`;
+const live = raw`attempts < max_attempts`;
 
 /** graphile-worker's queue (its public `graphile_worker.jobs` view) and the order refresh queue. */
 export async function readQueueStatus(sql: Sql | TransactionSql): Promise<QueueStatus> {
-  const byTask = await sql<TaskRow[]>`
-    select task_identifier as task,
-           count(*) filter (where locked_at is null and attempts < max_attempts and run_at <= now())::int as waiting,
-           count(*) filter (where locked_at is null and attempts < max_attempts and run_at > now())::int as scheduled,
-           count(*) filter (where locked_at is not null and attempts < max_attempts)::int as running,
-           count(*) filter (where attempts >= max_attempts)::int as failed
-    from graphile_worker.jobs
-    group by task_identifier
-    order by task_identifier`;
-  const failedJobs = await sql<FailedRow[]>`
-    select id, task_identifier as task, attempts, max_attempts, last_error, updated_at
-    from graphile_worker.jobs
-    where attempts >= max_attempts
-    order by updated_at desc, id desc
-    limit 20`;
-  const [orders] = await sql<{ n: number; oldest: number | null }[]>`
-    select count(*)::int as n, extract(epoch from now() - min(queued_at))::float8 as oldest
-    from sync.order_refresh`;
-  const total = (k: keyof Omit<TaskRow, "task">) => byTask.reduce((s, r) => s + r[k], 0);
+  const db = kyselyOver<StatusDatabase>(sql);
+  const byTask = await db
+    .selectFrom("graphile_worker.jobs")
+    .select([
+      "task_identifier as task",
+      countWhere(raw`locked_at is null and ${live} and run_at <= now()`).as("waiting"),
+      countWhere(raw`locked_at is null and ${live} and run_at > now()`).as("scheduled"),
+      countWhere(raw`locked_at is not null and ${live}`).as("running"),
+      countWhere(raw`attempts >= max_attempts`).as("failed"),
+    ])
+    .groupBy("task_identifier")
+    .orderBy("task_identifier")
+    .execute();
+  const failedJobs = await db
+    .selectFrom("graphile_worker.jobs")
+    .select(["id", "task_identifier as task", "attempts", "max_attempts", "last_error", "updated_at"])
+    .where(raw<boolean>`attempts >= max_attempts`)
+    .orderBy("updated_at", "desc")
+    .orderBy("id", "desc")
+    .limit(20)
+    .execute();
+  const orders = await db
+    .selectFrom("sync.order_refresh")
+    .select([
+      raw<number>`count(*)::int`.as("n"),
+      raw<number | null>`extract(epoch from now() - min(queued_at))::float8`.as("oldest"),
+    ])
+    .executeTakeFirstOrThrow();
+  const total = (k: keyof TaskCounts) => byTask.reduce((s, r) => s + r[k], 0);
   return {
     waiting: total("waiting"),
     scheduled: total("scheduled"),
@@ -55,7 +57,7 @@ export async function readQueueStatus(sql: Sql | TransactionSql): Promise<QueueS
       lastError: redactSecrets(r.last_error),
       failedAt: iso(r.updated_at)!,
     })),
-    ordersToRefresh: orders!.n,
-    oldestOrderToRefreshSeconds: orders!.oldest === null ? null : Math.round(orders!.oldest * 10) / 10,
+    ordersToRefresh: orders.n,
+    oldestOrderToRefreshSeconds: orders.oldest === null ? null : Math.round(orders.oldest * 10) / 10,
   };
 }

@@ -4,8 +4,10 @@ import { connect, migrate, resolveDatabase, type Sql } from "@loops-sync/db";
 import { LoopsClient } from "@loops-sync/loops-client";
 import { startReceiver } from "@loops-sync/receiver";
 import { DEFAULT_SANDBOX_CREDENTIALS, DEFAULT_WEBHOOK_SECRET, startSandbox } from "@loops-sync/sandbox";
+import { type Database, kyselyOver } from "@loops-sync/schema";
 import { startWorker } from "@loops-sync/worker";
 import { Command, Option } from "commander";
+import { sql as raw } from "kysely";
 import { Registry } from "prom-client";
 import { startAdminServer } from "../admin-server.ts";
 import { parseCount, parseSeconds } from "../flags.ts";
@@ -27,23 +29,38 @@ interface Progress {
 
 async function measure(sql: Sql, truth: ReadonlyMap<string, number>, since: Date): Promise<Progress> {
   // Only this run's orders: an earlier demo's stay in the reused embedded database.
-  const rows = await sql<{ id: string; version: number }[]>`
-    select id, version from replica.orders where id = any(${[...truth.keys()]}::text[])`;
-  const [events] = await sql<
-    { n: number }[]
-  >`select count(*)::int as n from sync.events where received_at >= ${since}`;
+  const db = kyselyOver<Database>(sql);
+  const rows = await db
+    .selectFrom("replica.orders")
+    .select(["id", "version"])
+    .where("id", "=", (eb) => eb.fn.any(eb.val([...truth.keys()])))
+    .execute();
+  const events = await db
+    .selectFrom("sync.events")
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .where("received_at", ">=", since)
+    .executeTakeFirst();
   const upToDate = rows.filter((r) => truth.get(r.id) === r.version).length;
   return { upstream: truth.size, mirrored: rows.length, upToDate, events: events?.n ?? 0 };
 }
 
 async function printMirror(sql: Sql): Promise<void> {
-  const rows = await sql<
-    { id: string; channel: string; status: string; version: number; total: string; items: number }[]
-  >`
-    select o.id, o.channel, o.status, o.version,
-           to_char(o.total_amount / 100.0, 'FM999990.00') || ' ' || coalesce(o.currency, '') as total,
-           (select count(*)::int from replica.order_items i where i.order_id = o.id) as items
-    from replica.orders o order by o.updated_at desc limit 10`;
+  const rows = await kyselyOver<Database>(sql)
+    .selectFrom("replica.orders as o")
+    .select(["o.id", "o.channel", "o.status", "o.version"])
+    .select((eb) => [
+      raw<string>`to_char(o.total_amount / 100.0, 'FM999990.00') || ' ' || coalesce(o.currency, '')`.as(
+        "total",
+      ),
+      eb
+        .selectFrom("replica.order_items as i")
+        .select(eb.fn.countAll<number>().as("n"))
+        .whereRef("i.order_id", "=", "o.id")
+        .as("items"),
+    ])
+    .orderBy("o.updated_at", "desc")
+    .limit(10)
+    .execute();
   console.log("\nlatest mirrored orders (replica.orders):");
   console.table(rows);
 }

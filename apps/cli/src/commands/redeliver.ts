@@ -1,3 +1,4 @@
+import { type Database, kyselyOver } from "@loops-sync/schema";
 import { Argument, Command, Option } from "commander";
 import { CliError, EXIT } from "../cli-error.ts";
 import { API_VARIABLES, createLoopsClientFromEnv } from "../clients.ts";
@@ -22,8 +23,11 @@ export function createRedeliverCommand(): Command {
       try {
         let merchantId = options.merchant;
         if (!merchantId) {
-          const [row] = await runtime.sql<{ merchant_id: string }[]>`
-            select merchant_id from sync.events where id = ${eventId}`;
+          const row = await kyselyOver<Database>(runtime.sql)
+            .selectFrom("sync.events")
+            .select("merchant_id")
+            .where("id", "=", eventId)
+            .executeTakeFirst();
           merchantId = row?.merchant_id;
         }
         if (!merchantId) {

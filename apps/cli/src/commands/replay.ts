@@ -1,4 +1,6 @@
+import { type Database, kyselyOver } from "@loops-sync/schema";
 import { Argument, Command, Option } from "commander";
+import { sql } from "kysely";
 import { CliError, EXIT } from "../cli-error.ts";
 import { parseEventId } from "../flags.ts";
 import { JSON_FLAG_HELP, printJson } from "../output.ts";
@@ -20,12 +22,14 @@ export function createReplayCommand(): Command {
       const runtime = await openRuntime({ name: "replay", poolSize: 2 });
       try {
         const replayed = await runtime.sql.begin(async (tx) => {
-          const [before] = await tx<
-            { type: string; merchant_id: string; outcome: string; revoked: boolean }[]
-          >`
-            select e.type, e.merchant_id, e.outcome, coalesce(m.status = 'revoked', false) as revoked
-            from sync.events e left join sync.merchants m on m.id = e.merchant_id
-            where e.id = ${eventId} for update of e`;
+          const before = await kyselyOver<Database>(tx)
+            .selectFrom("sync.events as e")
+            .leftJoin("sync.merchants as m", "m.id", "e.merchant_id")
+            .select(["e.type", "e.merchant_id", "e.outcome"])
+            .select(sql<boolean>`coalesce(m.status = 'revoked', false)`.as("revoked"))
+            .where("e.id", "=", eventId)
+            .forUpdate("e")
+            .executeTakeFirst();
           if (!before) return undefined;
           await tx`update sync.events set outcome = 'pending', error = null, outcome_at = null where id = ${eventId}`;
           await tx`

@@ -1,0 +1,7 @@
+export type * from "./database.ts";
+export {
+  kyselyOver,
+  POSTGRES_TYPES,
+  PostgresJsDialect,
+  type PostgresJsHandle,
+} from "./postgres-js-dialect.ts";
