@@ -111,7 +111,8 @@ describe(`answers agree with commits under concurrent mixed load (seed ${SEED})`
   const unstorableMetric = async () => {
     let sum = 0;
     for (const r of receivers) {
-      const text = await (await fetch(`${r.url}/metrics`)).text();
+      // What the process's admin listener serves at /metrics (the webhook port serves none).
+      const text = await r.registry.metrics();
       for (const m of text.matchAll(/^loops_sync_webhooks_unstorable_total\{[^}]*\} (\d+)$/gm))
         sum += Number(m[1]);
     }

@@ -137,6 +137,9 @@ function createServeCommand(name: "receiver" | "worker" | "start", parts: readon
         ...(parts.includes("receiver") ? (["LOOPS_WEBHOOK_SECRETS"] as const) : []),
         ...(parts.includes("worker") ? API_VARIABLES : []),
       ];
+      // Listen for the signal from the first moment: one that arrives while the process starts (an
+      // orchestrator scaling down) ends it cleanly once it has started, not with Node's default exit 143.
+      const signalled = untilSignal();
       const runtime = await openRuntime({ name, require, service: true, noMigrate: !options.migrate });
       // Receiver first (stop accepting, drain), then the worker, then the admin listener, then the pool.
       const stops: Array<() => Promise<void>> = [];
@@ -161,7 +164,7 @@ function createServeCommand(name: "receiver" | "worker" | "start", parts: readon
         await stopAll();
         throw error;
       }
-      await untilSignal();
+      await signalled;
       runtime.logger.info("shutting down: finishing in-flight work");
       await stopAll();
     });
