@@ -75,8 +75,9 @@ describe.skipIf(skip)("operator page of a running loops-sync, in headless Chromi
   it("counts the events it applied this hour exactly as sync.events does", async () => {
     const [applied] = await db.sql<{ n: number }[]>`
       select count(*)::int as n from sync.events where outcome = 'applied' and received_at > now() - interval '59 minutes'`;
-    // At least one per order (an order.created may settle as stale when its order.status_changed won the race).
-    expect(applied!.n).toBeGreaterThanOrEqual(6);
+    // Some, not one per order: an event whose version another path (a batch that fetched the newer version
+    // first, a catch-up page) already wrote settles as stale, which the full suite's load makes common.
+    expect(applied!.n).toBeGreaterThan(0);
     await expect
       .poll(() => page.textContent('[data-field="outcome-applied"]'), { timeout: 10_000, interval: 100 })
       .toBe(String(applied!.n));
