@@ -18,8 +18,12 @@ export interface PruneOptions {
   dryRun?: boolean;
   /** Rows per delete transaction. Default: 1000. */
   batchSize?: number;
-  /** Pause between batches, leaving the disk to the receiver and the worker. Default: 0 ms. */
-  pauseMs?: number;
+  /**
+   * After each batch, rest this many times as long as the batch took, so that the receiver and the worker
+   * keep the CPU and the disk most of the time (a webhook's ack is never queued behind a run of deletes).
+   * Default: 1 (the prune is busy at most half the time). 0: no rest.
+   */
+  restRatio?: number;
   /** Stops between batches; what was deleted stays deleted. Default: none. */
   signal?: AbortSignal;
   /** Called after each batch with the running totals. Default: none. */
@@ -67,7 +71,7 @@ export async function pruneFinished({
   before,
   dryRun = false,
   batchSize = 1000,
-  pauseMs = 0,
+  restRatio = 1,
   signal,
   onBatch,
 }: PruneOptions): Promise<PruneResult> {
@@ -100,8 +104,12 @@ export async function pruneFinished({
   // the earlier batches left in the index.
   // received_at travels as text: a JS Date would drop its microseconds and revisit rows.
   let after = { at: "-infinity", id: "" };
+  const rest = async (startedAt: number) => {
+    if (restRatio > 0) await delay((performance.now() - startedAt) * restRatio);
+  };
   for (;;) {
     signal?.throwIfAborted();
+    const startedAt = performance.now();
     const [batch] = await sql<{ n: number; at: string | null; id: string | null }[]>`
       with batch as (
         select id, received_at from sync.events
@@ -123,10 +131,11 @@ export async function pruneFinished({
     result.eventsDeleted += batch.n;
     result.batches++;
     onBatch?.({ eventsDeleted: result.eventsDeleted, jobsDeleted: result.jobsDeleted });
-    if (pauseMs > 0) await delay(pauseMs);
+    await rest(startedAt);
   }
   for (;;) {
     signal?.throwIfAborted();
+    const startedAt = performance.now();
     const [batch] = await sql<{ n: number }[]>`
       with batch as (
         select id from graphile_worker._private_jobs
@@ -141,7 +150,7 @@ export async function pruneFinished({
     result.jobsDeleted += batch.n;
     result.batches++;
     onBatch?.({ eventsDeleted: result.eventsDeleted, jobsDeleted: result.jobsDeleted });
-    if (pauseMs > 0) await delay(pauseMs);
+    await rest(startedAt);
   }
   return result;
 }
