@@ -334,14 +334,14 @@ describe("loops-sync settings", () => {
   });
 
   it("a service on the embedded database says so in one warning line", async () => {
-    // A data directory that cannot be created: the warning comes first, then the start fails (its exit
-    // code is the embedded start's own error handling, not this warning's concern).
+    // A data directory that cannot be created: the warning comes first, then the start fails in one line.
     const r = await runCli(["receiver"], {
       LOOPS_WEBHOOK_SECRETS: "whsec_dGVzdA==",
       LOOPS_SYNC_DATA_DIR: "/dev/null/loops-sync",
       LOG_LEVEL: "warn",
     });
     expect(r.stderr).toContain("ENOTDIR");
+    expect(r.code).toBe(3);
     const warnings = r.stderr.split("\n").filter((l) => l.includes("DATABASE_URL unset"));
     expect(warnings).toHaveLength(1);
     expect(JSON.parse(warnings[0]!).msg).toBe(

@@ -41,4 +41,14 @@ describe("classifySystemError", () => {
     expect(error.code).toBe("permission");
     expect(error.message).toContain("/ro/.data (EROFS)");
   });
+
+  it("says an errno once when Node's message already starts with it", () => {
+    const enotdir = Object.assign(new Error("ENOTDIR: not a directory, mkdir '/dev/null/x'"), {
+      code: "ENOTDIR",
+    });
+    expect(classifySystemError(enotdir, "/dev/null/x").message).toContain(
+      "(ENOTDIR: not a directory, mkdir '/dev/null/x')",
+    );
+    expect(classifySystemError(enotdir, "/dev/null/x").message).not.toContain("ENOTDIR: ENOTDIR");
+  });
 });

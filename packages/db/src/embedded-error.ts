@@ -94,7 +94,11 @@ export function classifySystemError(error: unknown, target: string): EmbeddedPos
       { cause: error },
     );
   }
-  const reason = [e?.code, e?.message?.split("\n")[0]].filter(Boolean).join(": ") || String(error);
+  // Node's messages already start with the code ("ENOTDIR: not a directory, mkdir …"): say it once.
+  const message = e?.message?.split("\n")[0];
+  const reason =
+    (message && e?.code && !message.startsWith(e.code) ? `${e.code}: ${message}` : (message ?? e?.code)) ||
+    String(error);
   return new EmbeddedPostgresError("failed", `embedded PostgreSQL did not start (${reason}); ${USE_OTHER}`, {
     cause: error,
   });
