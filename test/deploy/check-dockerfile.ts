@@ -138,6 +138,12 @@ function checkRuntime(final: readonly DockerInstruction[], contract: DeployContr
   const startsAt = final.findIndex((i) => i.keyword === "ENTRYPOINT" || i.keyword === "CMD");
   if (userAt > startsAt) problems.push("USER comes after ENTRYPOINT/CMD");
 
+  const env = new Map(final.filter((x) => x.keyword === "ENV").flatMap((i) => envPairs(i.args)));
+  if (env.get("LOOPS_SYNC_EMBEDDED_POSTGRES") !== "false") {
+    problems.push(
+      "the final stage does not set LOOPS_SYNC_EMBEDDED_POSTGRES=false (an unset DATABASE_URL must exit 2)",
+    );
+  }
   for (const i of final.filter((x) => x.keyword === "ENV")) {
     for (const [name, value] of envPairs(i.args)) {
       if (!contract.envNames.has(name) && !PLATFORM_ENV.has(name)) {

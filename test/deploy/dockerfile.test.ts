@@ -71,6 +71,12 @@ describe("infra/Dockerfile", () => {
       /lockfile/,
     ],
     ["an unknown env name", "HOST=0.0.0.0", "LISTEN_HOST=0.0.0.0", /LISTEN_HOST is not in the environment/],
+    [
+      "embedded Postgres allowed",
+      "LOOPS_SYNC_EMBEDDED_POSTGRES=false",
+      "LOOPS_SYNC_EMBEDDED_POSTGRES=true",
+      /does not set LOOPS_SYNC_EMBEDDED_POSTGRES=false/,
+    ],
   ])("names a regression: %s", (_, from, to, problem) => {
     expect(dockerfile).toContain(from);
     const problems = findDockerfileProblems(dockerfile.replace(from, to), contract, facts);
