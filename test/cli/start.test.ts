@@ -1,8 +1,6 @@
 // `loops-sync start` as an operator runs it: a child process configured only through the public env names,
 // against the sandbox over real HTTP and a real database.
-import { spawn } from "node:child_process";
 import { once } from "node:events";
-import path from "node:path";
 import {
   DEFAULT_SANDBOX_CREDENTIALS,
   DEFAULT_WEBHOOK_SECRET,
@@ -12,7 +10,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "#testkit/wait-for";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
-import { type StartedLoopsSync, startLoopsSync } from "../support/loops-sync-start.ts";
+import { type StartedLoopsSync, spawnStart, startLoopsSync } from "../support/loops-sync-start.ts";
 
 describe("loops-sync start", () => {
   let db: TestDatabase;
@@ -67,23 +65,7 @@ describe("loops-sync start", () => {
   it("ends cleanly on a SIGTERM that arrives while it is still starting", async () => {
     // The admin listener opens first; the receiver and the worker start after it. A signal at that moment
     // (an orchestrator scaling down) must not be Node's default death by SIGTERM.
-    const bin = path.resolve(import.meta.dirname, "../../bin/loops-sync");
-    const child = spawn(bin, ["start"], {
-      env: {
-        PATH: process.env.PATH ?? "",
-        DATABASE_URL: db.url,
-        LOOPS_API_URL: sandbox.apiUrl,
-        LOOPS_AUTH_URL: sandbox.authUrl,
-        LOOPS_CLIENT_ID: DEFAULT_SANDBOX_CREDENTIALS.clientId,
-        LOOPS_CLIENT_SECRET: DEFAULT_SANDBOX_CREDENTIALS.clientSecret,
-        LOOPS_WEBHOOK_SECRETS: DEFAULT_WEBHOOK_SECRET,
-        PORT: "0",
-        HOST: "127.0.0.1",
-        ADMIN_PORT: "0",
-        LOG_LEVEL: "info",
-      },
-      stdio: ["ignore", "ignore", "pipe"],
-    });
+    const child = spawnStart({ databaseUrl: db.url, sandbox });
     let output = "";
     child.stderr!.on("data", (d) => {
       output += d;

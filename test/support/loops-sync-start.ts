@@ -17,6 +17,43 @@ export interface StartedLoopsSync {
 }
 
 /**
+ * Spawns `loops-sync start` configured only through the public env names, pointed at `sandbox`, with stdout
+ * and stderr piped. Default ports: 0 (any free one).
+ */
+export function spawnStart({
+  databaseUrl,
+  sandbox,
+  port = 0,
+  adminPort = 0,
+  env = {},
+}: {
+  databaseUrl: string;
+  sandbox: Sandbox;
+  port?: number;
+  adminPort?: number;
+  env?: Record<string, string>;
+}): ChildProcess {
+  return spawn(bin, ["start"], {
+    env: {
+      PATH: process.env.PATH ?? "",
+      DATABASE_URL: databaseUrl,
+      LOOPS_API_URL: sandbox.apiUrl,
+      LOOPS_AUTH_URL: sandbox.authUrl,
+      LOOPS_CLIENT_ID: DEFAULT_SANDBOX_CREDENTIALS.clientId,
+      LOOPS_CLIENT_SECRET: DEFAULT_SANDBOX_CREDENTIALS.clientSecret,
+      LOOPS_APPLICATION_ID: DEFAULT_SANDBOX_CREDENTIALS.applicationId,
+      LOOPS_WEBHOOK_SECRETS: DEFAULT_WEBHOOK_SECRET,
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      ADMIN_PORT: String(adminPort),
+      LOG_LEVEL: "info",
+      ...env,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+}
+
+/**
  * `loops-sync start` as an operator runs it: a child process configured only through the public env names,
  * pointed at `sandbox`, with the sandbox's webhooks pointed back at it. Resolves once /readyz answers 200.
  */
@@ -38,24 +75,7 @@ export async function startLoopsSync({
   const base = `http://127.0.0.1:${port}`;
   const admin = `http://127.0.0.1:${adminPort}`;
   let output = "";
-  const child = spawn(bin, ["start"], {
-    env: {
-      PATH: process.env.PATH ?? "",
-      DATABASE_URL: databaseUrl,
-      LOOPS_API_URL: sandbox.apiUrl,
-      LOOPS_AUTH_URL: sandbox.authUrl,
-      LOOPS_CLIENT_ID: DEFAULT_SANDBOX_CREDENTIALS.clientId,
-      LOOPS_CLIENT_SECRET: DEFAULT_SANDBOX_CREDENTIALS.clientSecret,
-      LOOPS_APPLICATION_ID: DEFAULT_SANDBOX_CREDENTIALS.applicationId,
-      LOOPS_WEBHOOK_SECRETS: DEFAULT_WEBHOOK_SECRET,
-      PORT: String(port),
-      HOST: "127.0.0.1",
-      ADMIN_PORT: String(adminPort),
-      LOG_LEVEL: "info",
-      ...env,
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const child = spawnStart({ databaseUrl, sandbox, port, adminPort, env });
   child.stdout!.on("data", (d) => (output += d));
   child.stderr!.on("data", (d) => (output += d));
   await waitFor(async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.ok, {

@@ -1,4 +1,4 @@
-import { pendingMigrations, type Sql } from "@loops-sync/db";
+import { pendingMigrations, type Sql, withTimeout } from "@loops-sync/db";
 
 /** Why a process is not alive or not ready: a stable `code` and a sentence for the operator. */
 export interface HealthProblem {
@@ -33,16 +33,6 @@ export interface ProcessHealthOptions {
   probeEveryMs?: number;
   /** Longest wait for an answer from Postgres. Default: 2000 ms. */
   timeoutMs?: number;
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    promise,
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-    }),
-  ]).finally(() => clearTimeout(timer));
 }
 
 const reasonOf = (error: unknown) => (error as { code?: string }).code ?? (error as Error).message;

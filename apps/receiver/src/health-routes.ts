@@ -1,5 +1,5 @@
 import type { Logger } from "@loops-sync/config";
-import { pendingMigrations, type Sql } from "@loops-sync/db";
+import { pendingMigrations, type Sql, withTimeout } from "@loops-sync/db";
 import type { Hono } from "hono";
 import { problemResponse } from "./problem-response.ts";
 import type { ReceiverEnv } from "./webhook-handler.ts";
@@ -16,16 +16,6 @@ export interface HealthRoutesOptions {
   onQuery?: (delta: 1 | -1) => void;
   /** Where a failed readiness check is logged. Default: none. */
   logger?: Logger;
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    promise,
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-    }),
-  ]).finally(() => clearTimeout(timer));
 }
 
 const unavailable = (code: string, detail: string) =>

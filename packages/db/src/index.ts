@@ -34,3 +34,4 @@ export {
 } from "./pipelined.ts";
 export { type PruneOptions, type PruneResult, pruneFinished, TERMINAL_OUTCOMES } from "./prune.ts";
 export type { TaskName, TaskPayloads } from "./tasks.ts";
+export { withTimeout } from "./with-timeout.ts";
