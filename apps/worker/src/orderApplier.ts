@@ -1,9 +1,12 @@
 import { pipelinedTransaction, type TransactionSql } from "@loops-sync/db";
-import { type ApplyOrderResult, applyOrdersIfNewer } from "./applyOrderIfNewer.ts";
-import { DEFAULT_MAX_ATTEMPTS } from "./enqueueJob.ts";
+import type { OrderInput } from "@loops-sync/replica";
+import {
+  type ApplyOrderResult,
+  applyOrdersIfNewer,
+  DEFAULT_MAX_ATTEMPTS,
+  MERCHANT_FLAG_PREFIX,
+} from "@loops-sync/replica";
 import { settleClaimedEvents } from "./eventOutcomes.ts";
-import { MERCHANT_FLAG_PREFIX } from "./merchantState.ts";
-import type { OrderInput } from "./orderInput.ts";
 import type { WorkerContext } from "./workerContext.ts";
 
 /** Orders one commit takes at most; the rest go in the next. */
