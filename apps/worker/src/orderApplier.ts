@@ -1,4 +1,4 @@
-import { pipelinedTransaction, type TransactionSql } from "@loops-sync/db";
+import { payloadField, pipelinedTransaction, type TransactionSql, taskName } from "@loops-sync/db";
 import type { OrderInput } from "@loops-sync/replica";
 import {
   type ApplyOrderResult,
@@ -188,8 +188,8 @@ function refreshUnknownLocations(tx: TransactionSql, orderIds: readonly string[]
   const runAt = new Date(Date.now() + LOCATIONS_DELAY_MS);
   return tx`
     select graphile_worker.add_job(
-      'refresh_locations',
-      json_build_object('merchantId', m.merchant_id),
+      ${taskName("refresh_locations")}::text,
+      json_build_object(${payloadField("refresh_locations", "merchantId")}::text, m.merchant_id),
       run_at => ${runAt}::timestamptz,
       max_attempts => ${DEFAULT_MAX_ATTEMPTS},
       job_key => 'locations:' || m.merchant_id,

@@ -99,7 +99,8 @@ export async function startWorker({
   }
   const metrics = createWorkerMetrics(registry);
   const ctx: WorkerContext = { sql, client, logger, metrics, applicationId };
-  const tasks: Record<TaskName, Task> = {
+  // `catchup` is packages/catchup's, given in `extraTasks`.
+  const tasks: Record<Exclude<TaskName, "catchup">, Task> = {
     process_events: processEventsTask(ctx),
     refresh_order: refreshOrderTask(ctx),
     refresh_locations: refreshLocationsTask(ctx),
