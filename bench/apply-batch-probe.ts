@@ -2,8 +2,9 @@
 // the run's own database. One order per transaction with its events resolved is what each refresh_order
 // job does; `applyOrdersIfNewer` in batches is what a batched refresh (and the catch-up list path) does.
 import { parseArgs } from "node:util";
+import { applyOrdersIfNewer } from "@loops-sync/replica";
 import { startSandbox } from "@loops-sync/sandbox";
-import { applyOrdersIfNewer, resolveOrderEvents } from "@loops-sync/worker";
+import { resolveOrderEvents } from "@loops-sync/worker";
 import { openBenchServer } from "./bench-database.ts";
 import { describeMachine, formatLoad } from "./machine.ts";
 

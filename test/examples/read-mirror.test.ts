@@ -3,9 +3,10 @@ import { spawn } from "node:child_process";
 import path from "node:path";
 import { createLogger } from "@loops-sync/config";
 import type { LoopsClient } from "@loops-sync/loops-client";
+import type { OrderInput } from "@loops-sync/replica";
 import { type Sandbox, startSandbox } from "@loops-sync/sandbox";
 import { type Database, kyselyOver } from "@loops-sync/schema";
-import { createOrderApplier, createWorkerMetrics, type OrderInput } from "@loops-sync/worker";
+import { createOrderApplier, createWorkerMetrics } from "@loops-sync/worker";
 import type { Kysely } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {

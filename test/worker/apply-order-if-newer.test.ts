@@ -1,5 +1,5 @@
 import { connect, type Sql } from "@loops-sync/db";
-import { applyOrderIfNewer, applyOrdersIfNewer, InvalidOrderError } from "@loops-sync/worker";
+import { applyOrderIfNewer, applyOrdersIfNewer, InvalidOrderError } from "@loops-sync/replica";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 import { makeOrder } from "./support/make-order.ts";

@@ -2,13 +2,9 @@ import { Writable } from "node:stream";
 import { createLogger } from "@loops-sync/config";
 import { connect } from "@loops-sync/db";
 import { type HttpFetch, LoopsClient } from "@loops-sync/loops-client";
+import { revokeMerchant } from "@loops-sync/replica";
 import { DEFAULT_SANDBOX_CREDENTIALS } from "@loops-sync/sandbox";
-import {
-  createOrderApplier,
-  createWorkerMetrics,
-  revokeMerchant,
-  type StartWorkerOptions,
-} from "@loops-sync/worker";
+import { createOrderApplier, createWorkerMetrics, type StartWorkerOptions } from "@loops-sync/worker";
 import { afterEach, describe, expect, it } from "vitest";
 import { waitFor } from "#testkit/wait-for";
 import { createHarness, type Harness, outcomes, settled } from "./support/harness.ts";

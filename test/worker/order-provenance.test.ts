@@ -1,7 +1,8 @@
 import { applyOrderPage } from "@loops-sync/catchup";
 import { createLogger } from "@loops-sync/config";
 import type { Order } from "@loops-sync/loops-client";
-import { applyOrderIfNewer, createOrderApplier, createWorkerMetrics } from "@loops-sync/worker";
+import { applyOrderIfNewer } from "@loops-sync/replica";
+import { createOrderApplier, createWorkerMetrics } from "@loops-sync/worker";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { repairOrder } from "../../packages/catchup/src/repairOrder.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";

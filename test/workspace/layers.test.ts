@@ -38,3 +38,37 @@ describe("bench/ and test/ share code only through testkit/", () => {
     expect([...(await importing("testkit", "test")), ...(await importing("testkit", "bench"))]).toEqual([]);
   });
 });
+
+const APPS = ["cli", "receiver", "sandbox", "worker"];
+
+/** Files under packages/ that import an app, by its package name or by a path into apps/. */
+async function packagesImportingApps(): Promise<string[]> {
+  const offenders: string[] = [];
+  for (const file of await sources("packages")) {
+    if (file.includes(`${path.sep}node_modules${path.sep}`)) continue;
+    const text = await readFile(path.join(root, file), "utf8");
+    for (const [, specifier] of text.matchAll(/(?:from|import\()\s*["']([^"']+)["']/g)) {
+      const app = /^@loops-sync\/([^/]+)/.exec(specifier!)?.[1];
+      const target = path.relative(root, path.resolve(root, path.dirname(file), specifier!));
+      if ((app && APPS.includes(app)) || (specifier!.startsWith(".") && target.startsWith("apps/")))
+        offenders.push(`${file} → ${specifier}`);
+    }
+  }
+  return offenders;
+}
+
+describe("layers point one way: apps → packages", () => {
+  it("no file under packages/ imports an app", async () => {
+    expect(await packagesImportingApps()).toEqual([]);
+  });
+  it("no package depends on an app", async () => {
+    const offenders: string[] = [];
+    for (const name of await readdir(path.join(root, "packages"))) {
+      const manifest = JSON.parse(await readFile(path.join(root, "packages", name, "package.json"), "utf8"));
+      const deps = { ...manifest.dependencies, ...manifest.devDependencies };
+      for (const app of APPS)
+        if (`@loops-sync/${app}` in deps) offenders.push(`${name} → @loops-sync/${app}`);
+    }
+    expect(offenders).toEqual([]);
+  });
+});

@@ -1,12 +1,4 @@
 export {
-  type ApplyOrderResult,
-  applyOrderIfNewer,
-  applyOrdersIfNewer,
-  inTransaction,
-  type OrderProvenance,
-} from "./applyOrderIfNewer.ts";
-export { enqueueJob, type JobSpec, rescheduleJob } from "./enqueueJob.ts";
-export {
   type EventOutcome,
   type Outcome,
   resolveOrderEvents,
@@ -14,9 +6,7 @@ export {
   settleOrderEvents,
 } from "./eventOutcomes.ts";
 export type { LoopsApi, MerchantApi } from "./loopsApi.ts";
-export { pauseMerchant, readMerchantState, revokeMerchant } from "./merchantState.ts";
 export { createOrderApplier, type OrderApplier } from "./orderApplier.ts";
-export { checkOrder, InvalidOrderError, type OrderInput } from "./orderInput.ts";
 export { createPoolRegistry, type PoolRegistry } from "./poolRegistry.ts";
 export { orderJobKey, UpstreamBehindError } from "./refreshOrder.ts";
 export { type EventRoute, routeEvent } from "./routeEvent.ts";

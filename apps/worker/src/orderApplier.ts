@@ -1,9 +1,12 @@
-import { pipelinedTransaction, type TransactionSql } from "@loops-sync/db";
-import { type ApplyOrderResult, applyOrdersIfNewer } from "./applyOrderIfNewer.ts";
-import { DEFAULT_MAX_ATTEMPTS } from "./enqueueJob.ts";
+import { payloadField, pipelinedTransaction, type TransactionSql, taskName } from "@loops-sync/db";
+import type { OrderInput } from "@loops-sync/replica";
+import {
+  type ApplyOrderResult,
+  applyOrdersIfNewer,
+  DEFAULT_MAX_ATTEMPTS,
+  MERCHANT_FLAG_PREFIX,
+} from "@loops-sync/replica";
 import { settleClaimedEvents } from "./eventOutcomes.ts";
-import { MERCHANT_FLAG_PREFIX } from "./merchantState.ts";
-import type { OrderInput } from "./orderInput.ts";
 import type { WorkerContext } from "./workerContext.ts";
 
 /** Orders one commit takes at most; the rest go in the next. */
@@ -185,8 +188,8 @@ function refreshUnknownLocations(tx: TransactionSql, orderIds: readonly string[]
   const runAt = new Date(Date.now() + LOCATIONS_DELAY_MS);
   return tx`
     select graphile_worker.add_job(
-      'refresh_locations',
-      json_build_object('merchantId', m.merchant_id),
+      ${taskName("refresh_locations")}::text,
+      json_build_object(${payloadField("refresh_locations", "merchantId")}::text, m.merchant_id),
       run_at => ${runAt}::timestamptz,
       max_attempts => ${DEFAULT_MAX_ATTEMPTS},
       job_key => 'locations:' || m.merchant_id,

@@ -1,8 +1,7 @@
 import type { TransactionSql } from "@loops-sync/db";
+import { enqueueJob, type JobSpec, revokeMerchant } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
-import { enqueueJob, type JobSpec } from "./enqueueJob.ts";
 import { type EventOutcome, settleEvents } from "./eventOutcomes.ts";
-import { revokeMerchant } from "./merchantState.ts";
 import { type QueuedOrder, queueOrders } from "./refreshOrders.ts";
 import { jobIdOf, routeEvent } from "./routeEvent.ts";
 import type { WorkerContext } from "./workerContext.ts";

@@ -1,6 +1,6 @@
+import { revokeMerchant } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
 import { settleRoutedEvents } from "./eventOutcomes.ts";
-import { revokeMerchant } from "./merchantState.ts";
 import {
   type ConnectionInput,
   type MerchantInput,

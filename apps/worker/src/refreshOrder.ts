@@ -1,5 +1,5 @@
+import { applyOrderIfNewer } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
-import { applyOrderIfNewer } from "./applyOrderIfNewer.ts";
 import { resolveOrderEvents, settleOrderEvents } from "./eventOutcomes.ts";
 import { fetchOrder } from "./fetchOrder.ts";
 import { parseIds, upstreamTask } from "./upstreamTask.ts";

@@ -1,12 +1,18 @@
 import { type Sql, type TransactionSql, wakeOrderRefreshers } from "@loops-sync/db";
+import type { ApplyOrderResult } from "@loops-sync/replica";
+import {
+  checkOrder,
+  enqueueJob,
+  type MerchantState,
+  merchantStatus,
+  type OrderInput,
+  pauseMerchant,
+  revokeMerchant,
+} from "@loops-sync/replica";
 import type { LimitFunction } from "p-limit";
-import type { ApplyOrderResult } from "./applyOrderIfNewer.ts";
-import { enqueueJob } from "./enqueueJob.ts";
 import { resolveOrderBatchEvents, settleClaimedEvents, settleOrderEvents } from "./eventOutcomes.ts";
 import { fetchOrder } from "./fetchOrder.ts";
-import { type MerchantState, merchantStatus, pauseMerchant, revokeMerchant } from "./merchantState.ts";
 import { applyFetchedOrders, countApplied, type OrderApplier } from "./orderApplier.ts";
-import { checkOrder, type OrderInput } from "./orderInput.ts";
 import { orderJobKey } from "./refreshOrder.ts";
 import { classifyUpstreamFailure, type UpstreamFailure } from "./upstreamFailure.ts";
 import type { WorkerContext } from "./workerContext.ts";

@@ -1,5 +1,5 @@
+import { enqueueJob } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
-import { enqueueJob } from "./enqueueJob.ts";
 import type { WorkerContext } from "./workerContext.ts";
 
 /**

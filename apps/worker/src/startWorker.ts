@@ -1,13 +1,12 @@
 import { EventEmitter } from "node:events";
 import { createLogger, type Logger } from "@loops-sync/config";
 import type { Sql, TaskName } from "@loops-sync/db";
+import { enqueueJob, pausedMerchantFlags } from "@loops-sync/replica";
 import { run, type Task, type TaskList, type WorkerEvents } from "graphile-worker";
 import pg from "pg";
 import type { Registry } from "prom-client";
-import { enqueueJob } from "./enqueueJob.ts";
 import { graphileLogger } from "./graphileLogger.ts";
 import type { LoopsApi } from "./loopsApi.ts";
-import { pausedMerchantFlags } from "./merchantState.ts";
 import { startOrderRefresher } from "./orderRefresher.ts";
 import { createPoolRegistry } from "./poolRegistry.ts";
 import { processEventsTask } from "./processEvents.ts";
@@ -100,7 +99,8 @@ export async function startWorker({
   }
   const metrics = createWorkerMetrics(registry);
   const ctx: WorkerContext = { sql, client, logger, metrics, applicationId };
-  const tasks: Record<TaskName, Task> = {
+  // `catchup` is packages/catchup's, given in `extraTasks`.
+  const tasks: Record<Exclude<TaskName, "catchup">, Task> = {
     process_events: processEventsTask(ctx),
     refresh_order: refreshOrderTask(ctx),
     refresh_locations: refreshLocationsTask(ctx),

@@ -1,5 +1,5 @@
 import type { Sql, TransactionSql } from "@loops-sync/db";
-import { inTransaction } from "./applyOrderIfNewer.ts";
+import { inTransaction } from "@loops-sync/replica";
 
 /** GET /locations item as the replica needs it; other fields are kept in `raw`. */
 export interface LocationInput {

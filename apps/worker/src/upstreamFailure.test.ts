@@ -4,8 +4,8 @@ import {
   LoopsResponseError,
   LoopsTimeoutError,
 } from "@loops-sync/loops-client";
+import { InvalidOrderError } from "@loops-sync/replica";
 import { describe, expect, it } from "vitest";
-import { InvalidOrderError } from "./orderInput.ts";
 import { classifyUpstreamFailure } from "./upstreamFailure.ts";
 
 const apiError = (status: number, code: string, retryAfter?: number) =>

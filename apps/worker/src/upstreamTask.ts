@@ -1,7 +1,12 @@
 import type { TaskName, TaskPayloads } from "@loops-sync/db";
+import {
+  type MerchantState,
+  pauseMerchant,
+  readMerchantState,
+  rescheduleJob,
+  revokeMerchant,
+} from "@loops-sync/replica";
 import type { JobHelpers, Task } from "graphile-worker";
-import { rescheduleJob } from "./enqueueJob.ts";
-import { type MerchantState, pauseMerchant, readMerchantState, revokeMerchant } from "./merchantState.ts";
 import { classifyUpstreamFailure } from "./upstreamFailure.ts";
 import type { WorkerContext } from "./workerContext.ts";
 

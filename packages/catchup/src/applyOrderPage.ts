@@ -1,5 +1,5 @@
 import type { Sql, TransactionSql } from "@loops-sync/db";
-import { applyOrdersIfNewer, checkOrder, InvalidOrderError, type OrderProvenance } from "@loops-sync/worker";
+import { applyOrdersIfNewer, checkOrder, InvalidOrderError, type OrderProvenance } from "@loops-sync/replica";
 
 export interface AppliedPage {
   /** Orders of the page this call wrote (new, or newer than the replica's). */

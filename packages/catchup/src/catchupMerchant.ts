@@ -2,7 +2,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import type { Logger } from "@loops-sync/config";
 import type { Sql } from "@loops-sync/db";
 import type { Event } from "@loops-sync/loops-client";
-import { pauseMerchant, readMerchantState, revokeMerchant } from "@loops-sync/worker";
+import { pauseMerchant, readMerchantState, revokeMerchant } from "@loops-sync/replica";
 import { readBackfillCheckpoint } from "./backfillCheckpoint.ts";
 import { type CatchupApi, requestCount } from "./catchupApi.ts";
 import {

@@ -1,13 +1,12 @@
 import type { Logger } from "@loops-sync/config";
-import type { Sql } from "@loops-sync/db";
+import type { Sql, TaskPayloads } from "@loops-sync/db";
+import { enqueueJob } from "@loops-sync/replica";
 import type { TaskList } from "graphile-worker";
 import type { CatchupApi } from "./catchupApi.ts";
 import { runCatchup } from "./runCatchup.ts";
 
 /** Payload of the `catchup` task: one merchant, or every active one when absent. */
-export interface CatchupPayload {
-  merchantId?: string;
-}
+export type CatchupPayload = TaskPayloads["catchup"];
 
 export interface CatchupTaskOptions {
   sql: Sql;
@@ -81,9 +80,11 @@ export function catchupCrontab(cron = "*/5 * * * *"): string {
 /** Adds a `catchup` job now (call it once the worker has started, for the run at start). */
 export async function scheduleCatchup(sql: Sql, payload: CatchupPayload = {}): Promise<void> {
   const key = payload.merchantId ? `${JOB_KEY}:${payload.merchantId}` : JOB_KEY;
-  await sql`
-    select graphile_worker.add_job(
-      'catchup', ${JSON.stringify(payload)}::text::json,
-      job_key => ${key}, job_key_mode => 'preserve_run_at', max_attempts => ${MAX_ATTEMPTS}
-    )`;
+  await enqueueJob(sql, {
+    task: "catchup",
+    payload,
+    jobKey: key,
+    jobKeyMode: "preserve_run_at",
+    maxAttempts: MAX_ATTEMPTS,
+  });
 }

@@ -1,6 +1,6 @@
 import type { Logger } from "@loops-sync/config";
 import type { Sql } from "@loops-sync/db";
-import { readMerchantState, revokeMerchant } from "@loops-sync/worker";
+import { readMerchantState, revokeMerchant } from "@loops-sync/replica";
 import { applyOrderPage } from "./applyOrderPage.ts";
 import {
   advanceBackfillRun,

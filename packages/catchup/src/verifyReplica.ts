@@ -1,8 +1,8 @@
 import type { Logger } from "@loops-sync/config";
 import type { Sql } from "@loops-sync/db";
 import type { Order } from "@loops-sync/loops-client";
+import { readMerchantState, revokeMerchant } from "@loops-sync/replica";
 import { type Database, kyselyOver } from "@loops-sync/schema";
-import { readMerchantState, revokeMerchant } from "@loops-sync/worker";
 import type { CatchupApi, CatchupMerchantApi } from "./catchupApi.ts";
 import { describeError, isConnectionRevoked, isLoopsRefusal } from "./catchupError.ts";
 import { compareOrder, type OrderDifference, type OrderState } from "./compareOrders.ts";

@@ -1,4 +1,5 @@
 import type { Sql, TransactionSql } from "./connect.ts";
+import { payloadField, taskName } from "./tasks.ts";
 
 /** An upstream event envelope (webhook body or GET /events item). Unknown fields are kept. */
 export interface EventEnvelope {
@@ -132,8 +133,8 @@ export async function storeEventsAndEnqueue(
     ),
     job as (
       select graphile_worker.add_job(
-        'process_events',
-        json_build_object('eventIds', array_agg(id order by id)),
+        ${taskName("process_events")}::text,
+        json_build_object(${payloadField("process_events", "eventIds")}::text, array_agg(id order by id)),
         max_attempts => 25
       ) as added
       from stored

@@ -33,5 +33,5 @@ export {
   TransactionRolledBackError,
 } from "./pipelined.ts";
 export { type PruneOptions, type PruneResult, pruneFinished, TERMINAL_OUTCOMES } from "./prune.ts";
-export type { TaskName, TaskPayloads } from "./tasks.ts";
+export { payloadField, type TaskName, type TaskPayloads, taskName } from "./tasks.ts";
 export { withTimeout } from "./with-timeout.ts";

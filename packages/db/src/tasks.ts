@@ -21,6 +21,21 @@ export interface TaskPayloads {
   refresh_job: { merchantId: string; jobId: string };
   /** Fans out refresh_locations/refresh_channels for every active merchant (at start and by cron). */
   refresh_resources: Record<string, unknown>;
+  /** Event-log catch-up (packages/catchup): one merchant, or every active one when absent. */
+  catchup: { merchantId?: string };
 }
 
 export type TaskName = keyof TaskPayloads;
+
+/**
+ * A task's name for SQL that adds its job inside a bigger statement (where `enqueueJob` cannot, because the
+ * job must commit with, or be derived from, that statement's rows): checked against the map at compile time.
+ */
+export function taskName<K extends TaskName>(task: K): K {
+  return task;
+}
+
+/** A field of a task's payload, for SQL that builds the payload itself: checked against the map. */
+export function payloadField<K extends TaskName>(_task: K, field: keyof TaskPayloads[K] & string): string {
+  return field;
+}

@@ -1,4 +1,4 @@
-import type { OrderInput } from "@loops-sync/worker";
+import type { OrderInput } from "@loops-sync/replica";
 
 const STATUSES = ["placed", "accepted", "preparing", "ready", "picked_up", "delivered"];
 

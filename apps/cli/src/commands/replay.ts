@@ -1,3 +1,4 @@
+import { enqueueJob } from "@loops-sync/replica";
 import { type Database, kyselyOver } from "@loops-sync/schema";
 import { Argument, Command, Option } from "commander";
 import { sql } from "kysely";
@@ -32,8 +33,8 @@ export function createReplayCommand(): Command {
             .executeTakeFirst();
           if (!before) return undefined;
           await tx`update sync.events set outcome = 'pending', error = null, outcome_at = null where id = ${eventId}`;
-          await tx`
-            select graphile_worker.add_job('process_events', json_build_object('eventIds', array[${eventId}::text]))`;
+          // graphile-worker's default attempts, as the inbox gives process_events.
+          await enqueueJob(tx, { task: "process_events", payload: { eventIds: [eventId] }, maxAttempts: 25 });
           return before;
         });
         if (!replayed) {

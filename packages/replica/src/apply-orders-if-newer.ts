@@ -1,5 +1,5 @@
 import { isTransaction, type Sql, type TransactionSql } from "@loops-sync/db";
-import { checkOrder, type OrderInput } from "./orderInput.ts";
+import { checkOrder, type OrderInput } from "./order-input.ts";
 
 export interface ApplyOrderResult {
   id: string;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { checkOrder, InvalidOrderError } from "./orderInput.ts";
+import { checkOrder, InvalidOrderError } from "./order-input.ts";
 
 const valid = {
   id: "ord_1",

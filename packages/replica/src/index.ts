@@ -1,0 +1,19 @@
+export {
+  type ApplyOrderResult,
+  applyOrderIfNewer,
+  applyOrdersIfNewer,
+  inTransaction,
+  type OrderProvenance,
+} from "./apply-orders-if-newer.ts";
+export { DEFAULT_MAX_ATTEMPTS, enqueueJob, type JobSpec, rescheduleJob } from "./enqueue-job.ts";
+export {
+  MERCHANT_FLAG_PREFIX,
+  type MerchantState,
+  merchantFlag,
+  merchantStatus,
+  pausedMerchantFlags,
+  pauseMerchant,
+  readMerchantState,
+  revokeMerchant,
+} from "./merchant-state.ts";
+export { checkOrder, InvalidOrderError, type OrderInput } from "./order-input.ts";
