@@ -3,7 +3,7 @@
 import { randomBytes } from "node:crypto";
 import { writeFile } from "node:fs/promises";
 import { connect, migrate, startEmbeddedPostgres } from "@loops-sync/db";
-import { renderDatabaseTypes } from "../packages/schema/src/render-database.ts";
+import { renderDatabaseTypes } from "@loops-sync/schema";
 
 const TARGET = new URL("../packages/schema/src/database.ts", import.meta.url);
 

@@ -1,6 +1,7 @@
 // The README's "Reading the mirror from your backend" example, against a replica filled from the sandbox.
 import { spawn } from "node:child_process";
 import path from "node:path";
+import { runBackfill, runCatchup } from "@loops-sync/catchup";
 import { createLogger } from "@loops-sync/config";
 import type { LoopsClient } from "@loops-sync/loops-client";
 import type { OrderInput } from "@loops-sync/replica";
@@ -14,7 +15,6 @@ import {
   readOrder,
   todaysOrdersPerLocation,
 } from "../../examples/read-mirror/read-mirror.ts";
-import { runBackfill, runCatchup } from "../../packages/catchup/src/index.ts";
 import { makeOrders, sandboxClient } from "../catchup/support.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 

@@ -6,10 +6,9 @@ import { chmod, chown, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/p
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { EmbeddedPostgresError, startEmbeddedPostgres } from "@loops-sync/db";
+import { EmbeddedPostgresError, nativeDir, relocatedBaseFor, startEmbeddedPostgres } from "@loops-sync/db";
 import postgres from "postgres";
 import { afterAll, describe, expect, it } from "vitest";
-import { nativeDir, relocatedBaseFor } from "../../packages/db/src/embedded-place.ts";
 import { runCli } from "../cli/operator-run.ts";
 
 const isRoot = process.getuid?.() === 0;

@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
+import { REGENERATE_COMMAND, renderDatabaseTypes } from "@loops-sync/schema";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { REGENERATE_COMMAND, renderDatabaseTypes } from "../../packages/schema/src/render-database.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 
 const GENERATED = new URL("../../packages/schema/src/database.ts", import.meta.url);

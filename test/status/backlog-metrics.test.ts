@@ -1,7 +1,7 @@
 // The backlog gauges every process exports, read from a seeded Postgres at scrape time: exact totals,
 // per-merchant series only while the merchants are few enough, revoked merchants left out.
+import { registerProcessMetrics } from "@loops-sync/cli/process-metrics";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { registerProcessMetrics } from "../../apps/cli/src/process-metrics.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 import { parseExposition, type Sample, sampleValue } from "./scrape.ts";
 

@@ -1,10 +1,9 @@
-import { applyOrderPage } from "@loops-sync/catchup";
+import { applyOrderPage, repairOrder } from "@loops-sync/catchup";
 import { createLogger } from "@loops-sync/config";
 import type { Order } from "@loops-sync/loops-client";
 import { applyOrderIfNewer } from "@loops-sync/replica";
 import { createOrderApplier, createWorkerMetrics } from "@loops-sync/worker";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { repairOrder } from "../../packages/catchup/src/repairOrder.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 import { makeOrder } from "./support/make-order.ts";
 

@@ -39,6 +39,15 @@ describe("bench/ and test/ share code only through testkit/", () => {
   });
 });
 
+// A path into a package's src/ bypasses its exports map, so what the package offers goes unchecked.
+describe("code outside the workspace packages imports them by name", () => {
+  for (const folder of ["test", "bench", "testkit", "scripts", "examples"]) {
+    it(`${folder}/ imports no module by a path into packages/ or apps/`, async () => {
+      expect([...(await importing(folder, "packages")), ...(await importing(folder, "apps"))]).toEqual([]);
+    });
+  }
+});
+
 const APPS = ["cli", "receiver", "sandbox", "worker"];
 
 /** Files under packages/ that import an app, by its package name or by a path into apps/. */

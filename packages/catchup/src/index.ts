@@ -26,6 +26,7 @@ export {
 } from "./compareOrders.ts";
 export { type EventCursor, readEventCursor } from "./eventCursor.ts";
 export { listActiveMerchants } from "./listMerchants.ts";
+export { repairOrder } from "./repairOrder.ts";
 export {
   type BackfillProgress,
   type BackfillResult,

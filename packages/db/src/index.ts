@@ -8,6 +8,7 @@ export {
 export { type ResolvedDatabase, resolveDatabase } from "./database.ts";
 export { type EmbeddedPostgres, type StartEmbeddedOptions, startEmbeddedPostgres } from "./embedded.ts";
 export { type EmbeddedFailure, EmbeddedPostgresError } from "./embedded-error.ts";
+export { nativeDir, relocatedBaseFor } from "./embedded-place.ts";
 export {
   type EventEnvelope,
   type EventSource,

@@ -5,3 +5,4 @@ export {
   PostgresJsDialect,
   type PostgresJsHandle,
 } from "./postgres-js-dialect.ts";
+export { REGENERATE_COMMAND, renderDatabaseTypes } from "./render-database.ts";

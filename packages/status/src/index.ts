@@ -1,14 +1,14 @@
-export { createStatusPage, StatusPageError, type StatusPageOptions } from "./createStatusPage.ts";
+export { createStatusPage, StatusPageError, type StatusPageOptions } from "./create-status-page.ts";
 export { type AttentionItem, needsAttention } from "./needs-attention.ts";
+export { type MerchantBacklog, readBacklog } from "./read-backlog.ts";
+export { readEventsPerMinute } from "./read-events-per-minute.ts";
+export { readMerchantStatuses } from "./read-merchant-statuses.ts";
+export { readQueueStatus } from "./read-queue-status.ts";
+export { readSyncStatus } from "./read-sync-status.ts";
 export { readTableSizes, type TableSize } from "./read-table-sizes.ts";
-export { type MerchantBacklog, readBacklog } from "./readBacklog.ts";
-export { readEventsPerMinute } from "./readEventsPerMinute.ts";
-export { readMerchantStatuses } from "./readMerchantStatuses.ts";
-export { readQueueStatus } from "./readQueueStatus.ts";
-export { readSyncStatus } from "./readSyncStatus.ts";
-export { readWebhookDelivery, type WebhookDelivery } from "./readWebhookDelivery.ts";
-export { redactSecrets } from "./redactSecrets.ts";
-export { type ServedStatusPage, type ServeStatusPageOptions, serveStatusPage } from "./serveStatusPage.ts";
+export { readWebhookDelivery, type WebhookDelivery } from "./read-webhook-delivery.ts";
+export { redactSecrets } from "./redact-secrets.ts";
+export { type ServedStatusPage, type ServeStatusPageOptions, serveStatusPage } from "./serve-status-page.ts";
 export {
   EVENT_OUTCOMES,
   type EventMinute,
@@ -18,4 +18,4 @@ export {
   type OutcomeCounts,
   type QueueStatus,
   type SyncStatus,
-} from "./syncStatus.ts";
+} from "./sync-status.ts";

@@ -1,4 +1,4 @@
-import type { SyncStatus } from "./syncStatus.ts";
+import type { SyncStatus } from "./sync-status.ts";
 
 /** Something an operator should look at; `loops-sync status` exits 1 while any is present. */
 export interface AttentionItem {

@@ -1,4 +1,4 @@
-import { STATUS_PAGE_SCRIPT } from "./statusPageScript.ts";
+import { STATUS_PAGE_SCRIPT } from "./status-page-script.ts";
 
 const STYLE = `
   body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5rem; color: #222; }

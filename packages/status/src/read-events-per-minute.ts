@@ -2,7 +2,7 @@ import type { Sql, TransactionSql } from "@loops-sync/db";
 import { kyselyOver } from "@loops-sync/schema";
 import { sql as raw } from "kysely";
 import type { StatusDatabase } from "./status-database.ts";
-import { EVENT_OUTCOMES, type EventMinute, type OutcomeCounts } from "./syncStatus.ts";
+import { EVENT_OUTCOMES, type EventMinute, type OutcomeCounts } from "./sync-status.ts";
 
 const zeroCounts = (): OutcomeCounts =>
   Object.fromEntries(EVENT_OUTCOMES.map((o) => [o, 0])) as OutcomeCounts;

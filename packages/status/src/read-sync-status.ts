@@ -1,8 +1,8 @@
 import type { Sql } from "@loops-sync/db";
-import { readEventsPerMinute } from "./readEventsPerMinute.ts";
-import { readMerchantStatuses } from "./readMerchantStatuses.ts";
-import { readQueueStatus } from "./readQueueStatus.ts";
-import type { SyncStatus } from "./syncStatus.ts";
+import { readEventsPerMinute } from "./read-events-per-minute.ts";
+import { readMerchantStatuses } from "./read-merchant-statuses.ts";
+import { readQueueStatus } from "./read-queue-status.ts";
+import type { SyncStatus } from "./sync-status.ts";
 
 /**
  * A snapshot of the sync's health: per merchant (cursor, last webhook, last catch-up, lag, pending and

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { redactSecrets } from "./redactSecrets.ts";
+import { redactSecrets } from "./redact-secrets.ts";
 
 describe("redactSecrets", () => {
   it("masks webhook secrets, bearer tokens, key=value secrets and URL passwords", () => {

@@ -1,10 +1,10 @@
 import type { Sql, TransactionSql } from "@loops-sync/db";
 import { kyselyOver } from "@loops-sync/schema";
 import { sql as raw } from "kysely";
-import { iso } from "./readMerchantStatuses.ts";
-import { redactSecrets } from "./redactSecrets.ts";
+import { iso } from "./read-merchant-statuses.ts";
+import { redactSecrets } from "./redact-secrets.ts";
 import type { StatusDatabase } from "./status-database.ts";
-import type { QueueStatus } from "./syncStatus.ts";
+import type { QueueStatus } from "./sync-status.ts";
 
 type TaskCounts = Omit<QueueStatus["byTask"][number], "task">;
 

@@ -1,7 +1,7 @@
 import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
 import { Hono } from "hono";
-import { createStatusPage, type StatusPageOptions } from "./createStatusPage.ts";
+import { createStatusPage, type StatusPageOptions } from "./create-status-page.ts";
 
 export interface ServeStatusPageOptions extends StatusPageOptions {
   /** Default: 0 (any free port). */

@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
 import type { Sql } from "@loops-sync/db";
 import { Hono } from "hono";
-import { readSyncStatus } from "./readSyncStatus.ts";
-import { readWebhookDelivery } from "./readWebhookDelivery.ts";
-import { renderStatusPageHtml } from "./statusPageHtml.ts";
+import { readSyncStatus } from "./read-sync-status.ts";
+import { readWebhookDelivery } from "./read-webhook-delivery.ts";
+import { renderStatusPageHtml } from "./render-status-page-html.ts";
 
 /** A status page option that cannot work. */
 export class StatusPageError extends Error {

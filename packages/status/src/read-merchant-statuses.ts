@@ -1,9 +1,9 @@
 import type { Sql, TransactionSql } from "@loops-sync/db";
 import { kyselyOver } from "@loops-sync/schema";
 import { sql as raw } from "kysely";
-import { redactSecrets } from "./redactSecrets.ts";
+import { redactSecrets } from "./redact-secrets.ts";
 import type { StatusDatabase } from "./status-database.ts";
-import type { MerchantSyncStatus } from "./syncStatus.ts";
+import type { MerchantSyncStatus } from "./sync-status.ts";
 
 export const iso = (d: Date | null): string | null => (d === null ? null : d.toISOString());
 // extract(epoch ...) is numeric, which the driver hands over as a string; a tenth of a second is plenty.
