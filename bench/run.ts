@@ -1,4 +1,4 @@
-// `pnpm bench [--quick] [--only receiver,freshness,catchup,memory]`: the one benchmark command. Creates its
+// `pnpm bench [--quick] [--only receiver,freshness,catchup]`: the one benchmark command. Creates its
 // own database on DATABASE_URL's server (embedded when unset), measures every figure beside a baseline from
 // the same run, prints one table and drops the database. See bench/README.md.
 import { parseArgs } from "node:util";

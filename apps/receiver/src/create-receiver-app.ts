@@ -47,8 +47,8 @@ export interface ReceiverAppOptions {
   maxBatchSize?: number;
   /**
    * Group-commit transactions at once (pool connections used). Default: 1: one commit in flight gathers the
-   * requests that arrive meanwhile into the next, so batches are larger and each event costs less (a second
-   * commit at once measured worse: docs/decisions.md, "Group commit").
+   * requests that arrive meanwhile into the next, so batches are larger and each event costs less (on two
+   * cores shared with Postgres a second commit at once bought nothing: docs/decisions.md, "Group commit").
    */
   maxConcurrentCommits?: number;
 }
