@@ -1,7 +1,8 @@
-import type { Sql, TransactionSql } from "@loops-sync/db";
+import type { Sql, EventOutcome as StoredOutcome, TransactionSql } from "@loops-sync/db";
 import { type EventRoute, jobIdOf, routeEvent } from "./routeEvent.ts";
 
-export type Outcome = "applied" | "stale" | "ignored_self" | "unhandled" | "failed" | "skipped_revoked";
+/** An outcome the worker records (every one but `pending`). */
+export type Outcome = Exclude<StoredOutcome, "pending">;
 
 export interface EventOutcome {
   id: string;

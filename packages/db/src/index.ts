@@ -9,6 +9,12 @@ export { type ResolvedDatabase, resolveDatabase } from "./database.ts";
 export { type EmbeddedPostgres, type StartEmbeddedOptions, startEmbeddedPostgres } from "./embedded.ts";
 export { type EmbeddedFailure, EmbeddedPostgresError } from "./embedded-error.ts";
 export {
+  EVENT_OUTCOMES,
+  type EventOutcome,
+  TERMINAL_OUTCOMES,
+  type TerminalOutcome,
+} from "./event-outcomes.ts";
+export {
   type EventEnvelope,
   type EventSource,
   ORDER_REFRESH_CHANNEL,
@@ -32,6 +38,6 @@ export {
   pipelinedTransaction,
   TransactionRolledBackError,
 } from "./pipelined.ts";
-export { type PruneOptions, type PruneResult, pruneFinished, TERMINAL_OUTCOMES } from "./prune.ts";
+export { type PruneOptions, type PruneResult, pruneFinished } from "./prune.ts";
 export { payloadField, type TaskName, type TaskPayloads, taskName } from "./tasks.ts";
 export { withTimeout } from "./with-timeout.ts";
