@@ -1,28 +1,15 @@
-import { type Sql, type TransactionSql, wakeOrderRefreshers } from "@loops-sync/db";
 import type { ApplyOrderResult } from "@loops-sync/replica";
-import {
-  checkOrder,
-  enqueueJob,
-  type MerchantState,
-  merchantStatus,
-  type OrderInput,
-  pauseMerchant,
-  revokeMerchant,
-} from "@loops-sync/replica";
+import { checkOrder, enqueueJob, type OrderInput, pauseMerchant, revokeMerchant } from "@loops-sync/replica";
 import type { LimitFunction } from "p-limit";
-import { resolveOrderBatchEvents, settleClaimedEvents, settleOrderEvents } from "./eventOutcomes.ts";
-import { fetchOrder } from "./fetchOrder.ts";
-import { applyFetchedOrders, countApplied, type OrderApplier } from "./orderApplier.ts";
-import { orderJobKey } from "./refreshOrder.ts";
-import { classifyUpstreamFailure, type UpstreamFailure } from "./upstreamFailure.ts";
-import type { WorkerContext } from "./workerContext.ts";
+import { classifyUpstreamFailure, type UpstreamFailure } from "../upstreamFailure.ts";
+import type { WorkerContext } from "../workerContext.ts";
+import { applyFetchedOrders, countApplied } from "./apply-fetched-orders.ts";
+import { type Claimed, claimOrders, ORDER_BATCH_ROWS, queueOrders } from "./claim-orders.ts";
+import { fetchOrder } from "./fetch-order.ts";
+import type { OrderApplier } from "./order-applier.ts";
+import { orderJobKey } from "./refresh-order-task.ts";
+import { resolveOrderBatchEvents, settleClaimedEvents, settleOrderEvents } from "./settle-order-events.ts";
 
-/**
- * Queue rows one batch considers; a full batch makes the refresher come back to the merchant at once. It
- * also bounds the advisory locks a batch holds (one per order): P / 2 batches × 100 per worker stay within
- * Postgres's lock table, which grows by 64 entries per connection the worker opens (docs/operations.md).
- */
-export const ORDER_BATCH_ROWS = 100;
 /**
  * GET /orders/{id} calls in flight per batch the refresher runs at once. The bound is the worker's, shared
  * by its batches (`fetchSlots`): a batch that claimed many rows fetches them all at once when the others
@@ -42,34 +29,6 @@ export const ORDER_BATCH_JOIN_MS = 500;
 export const ORDER_BATCH_JOIN_GAP_MS = 10;
 /** A transiently failed order is retried by its own refresh_order job after this pause. */
 const HAND_OFF_DELAY_MS = 1000;
-
-/** One queued refresh: the order, the version its event announced, and that event (null: queued before 0008). */
-export interface QueuedOrder {
-  order_id: string;
-  version: number | null;
-  event_id: string | null;
-}
-
-interface Claimed {
-  order_id: string;
-  /** Newest version the queued events announced; null when one of them did not say. */
-  version: number | null;
-  replica_version: number | null;
-  rows: number;
-  /** The events that queued the claimed rows: the ones this batch settles. */
-  event_ids: string[];
-  /** Some rows name no event (queued before migration 0008): the order's open events are settled instead. */
-  unlinked: boolean;
-  /**
-   * The claim statement's start: every claimed row, and so its event, was committed before it. An event
-   * without a version counts as covered by this batch's fetch only if it was received by then.
-   */
-  claimed_at: Date;
-  /** Seconds the order's oldest claimed row waited in the queue before the claim (Postgres's clock). */
-  queued_seconds: number;
-  /** performance.now() when the claim answered: where the fetch stage starts. */
-  taken_at: number;
-}
 
 type Fetched =
   /** Fetched (at `fetchedAt`, performance.now()); applied by the batch itself at its end (no applier). */
@@ -364,101 +323,4 @@ function observeStage(metrics: WorkerContext["metrics"], stage: "fetch" | "commi
 function observeCommitted(metrics: WorkerContext["metrics"], claim: Claimed, fetchedAt: number): void {
   const now = observeStage(metrics, "commit", fetchedAt);
   metrics.orderRefreshLag.observe(claim.queued_seconds + (now - claim.taken_at) / 1000);
-}
-
-/**
- * The batch's first statement (one round trip where there were three): reads the merchant's state and,
- * when it may be called, claims up to a batch of its queued rows, oldest first, whose orders it can lock
- * (`pg_try_advisory_xact_lock` per order; rows of an order another batch is fetching stay queued), one line
- * per order with the replica's version. The candidates and the locks are materialized CTEs, so a lock is
- * tried only for the rows this batch could claim. A batch's later claims (joins) run it again in the same
- * transaction, leaving the orders it has already (its own locks would let it take them twice).
- */
-async function claimOrders(
-  tx: TransactionSql,
-  merchantId: string,
-  /** Orders the batch has already: their rows are left queued, and counted as held elsewhere. */
-  exclude: readonly string[] = [],
-  limit = ORDER_BATCH_ROWS,
-): Promise<{
-  state: Pick<MerchantState, "status" | "pausedUntil">;
-  claimed: Claimed[];
-  heldElsewhere: number;
-  heldHere: number;
-}> {
-  const rows = await tx<
-    ({ status: string | null; paused_until: Date | null; held_elsewhere: number; held_here: number } & (
-      | Claimed
-      | { order_id: null }
-    ))[]
-  >`
-    with state as materialized (
-      select m.status, case when m.paused_until > now() then m.paused_until end as paused_until
-      from (select 1) as one left join sync.merchants m on m.id = ${merchantId}
-    ),
-    candidates as materialized (
-      select id, order_id from sync.order_refresh
-      where merchant_id = ${merchantId}
-        and exists (select 1 from state where status is distinct from 'revoked' and paused_until is null)
-      order by id limit ${limit} for update skip locked
-    ),
-    mine as materialized (
-      select id from candidates
-      where order_id <> all(${exclude as string[]}::text[])
-        and pg_try_advisory_xact_lock(hashtextextended(${`order:${merchantId}:`} || order_id, 0))
-    ),
-    claimed as (
-      delete from sync.order_refresh where id in (select id from mine)
-      returning order_id, version, event_id, queued_at
-    ),
-    grouped as (
-      select c.order_id,
-             case when bool_or(c.version is null) then null else max(c.version) end as version,
-             o.version as replica_version, count(*)::int as rows, statement_timestamp() as claimed_at,
-             extract(epoch from statement_timestamp() - min(c.queued_at))::float8 as queued_seconds,
-             coalesce(array_agg(distinct c.event_id) filter (where c.event_id is not null), '{}') as event_ids,
-             bool_or(c.event_id is null) as unlinked
-      from claimed c left join replica.orders o on o.id = c.order_id
-      group by c.order_id, o.version
-    ),
-    held as (
-      select (select count(*) from candidates)::int - (select count(*) from mine)::int as rows_left,
-             (select count(*) from candidates where order_id = any(${exclude as string[]}::text[]))::int as held_here
-    )
-    select s.status, s.paused_until, h.rows_left - h.held_here as held_elsewhere, h.held_here, g.*
-    from state s cross join held h left join grouped g on true
-    order by g.order_id`;
-  const first = rows[0]!;
-  const takenAt = performance.now();
-  return {
-    state: { status: merchantStatus(first.status), pausedUntil: first.paused_until },
-    claimed: rows
-      .filter((r): r is typeof r & Omit<Claimed, "taken_at"> => r.order_id !== null)
-      .map((r) => ({ ...r, taken_at: takenAt })),
-    heldElsewhere: first.held_elsewhere,
-    heldHere: first.held_here,
-  };
-}
-
-/**
- * Appends orders to the merchant's queue and wakes the refreshers (NOTIFY at commit). Used by process_events and by a batch that a 429 stopped.
- */
-export async function queueOrders(
-  sql: Sql | TransactionSql,
-  merchantId: string,
-  orders: readonly QueuedOrder[],
-): Promise<void> {
-  if (orders.length === 0) return;
-  await sql`
-    with refreshing as (
-      insert into sync.order_refresh (merchant_id, order_id, version, event_id)
-      select ${merchantId}, o.order_id, o.version, o.event_id
-      from unnest(
-        ${orders.map((o) => o.order_id)}::text[],
-        ${orders.map((o) => o.version)}::bigint[],
-        ${orders.map((o) => o.event_id)}::text[]
-      ) as o(order_id, version, event_id)
-      returning merchant_id
-    )
-    ${wakeOrderRefreshers(sql)}`;
 }
