@@ -37,6 +37,21 @@ export interface Claimed {
   taken_at: number;
 }
 
+/** The replica does not cover a claimed order: it lacks it or holds it older, or an event gave no version. */
+export function needsFetch(c: Claimed): boolean {
+  return c.version === null || c.replica_version === null || c.replica_version < c.version;
+}
+
+/** What a claim found: the merchant's state and the orders it took. */
+export interface ClaimResult {
+  state: Pick<MerchantState, "status" | "pausedUntil">;
+  claimed: Claimed[];
+  /** Queued rows of orders another batch holds. */
+  heldElsewhere: number;
+  /** Queued rows of orders this batch has already (a join's claim leaves them). */
+  heldHere: number;
+}
+
 /**
  * The batch's first statement (one round trip where there were three): reads the merchant's state and,
  * when it may be called, claims up to a batch of its queued rows, oldest first, whose orders it can lock
@@ -51,12 +66,7 @@ export async function claimOrders(
   /** Orders the batch has already: their rows are left queued, and counted as held elsewhere. */
   exclude: readonly string[] = [],
   limit = ORDER_BATCH_ROWS,
-): Promise<{
-  state: Pick<MerchantState, "status" | "pausedUntil">;
-  claimed: Claimed[];
-  heldElsewhere: number;
-  heldHere: number;
-}> {
+): Promise<ClaimResult> {
   const rows = await tx<
     ({ status: string | null; paused_until: Date | null; held_elsewhere: number; held_here: number } & (
       | Claimed
