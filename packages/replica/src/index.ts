@@ -17,3 +17,8 @@ export {
   revokeMerchant,
 } from "./merchant-state.ts";
 export { checkOrder, InvalidOrderError, type OrderInput } from "./order-input.ts";
+export {
+  type OrderEventsToSettle,
+  type OrderWrite,
+  settleCoveredOrderEvents,
+} from "./settle-covered-order-events.ts";

@@ -5,9 +5,9 @@ import {
   DEFAULT_MAX_ATTEMPTS,
   MERCHANT_FLAG_PREFIX,
   type OrderInput,
+  settleCoveredOrderEvents,
 } from "@loops-sync/replica";
 import type { WorkerContext } from "../workerContext.ts";
-import { settleClaimedEvents } from "./settle-order-events.ts";
 
 /** An order naming a location the replica lacks asks for a refresh of the merchant's locations this late. */
 const LOCATIONS_DELAY_MS = 250;
@@ -16,6 +16,8 @@ export interface FetchedOrder {
   order: OrderInput;
   /** The events whose queue rows the batch claimed for this order: settled with its apply. */
   eventIds: readonly string[];
+  /** When the claim of those rows started (none: a version-less event among them stays pending). */
+  receivedBefore?: Date | undefined;
 }
 
 export interface AppliedGroup {
@@ -27,7 +29,7 @@ export interface AppliedGroup {
 
 /**
  * In the caller's transaction: applies the fetched orders with ONE version-gated upsert, settles their
- * claimed events with ONE update (against the version stored before: `stale` or `applied`), and asks for a
+ * claimed events with ONE update ({@link settleCoveredOrderEvents}: `stale` or `applied`), and asks for a
  * locations refresh where an order names a location the replica lacks.
  */
 export async function applyFetchedOrders(
@@ -63,10 +65,15 @@ export async function sendFetchedOrders(
   );
   const byId = new Map(results.map((a) => [a.id, a]));
   const applied = group.map((e) => byId.get(e.order.id)!);
-  const outcomes = settleClaimedEvents(
-    tx,
-    group.map((e, i) => ({ claim: { event_ids: e.eventIds }, versionBefore: applied[i]!.previousVersion })),
-  );
+  const outcomes = settleCoveredOrderEvents(tx, {
+    events: group.flatMap((e, i) =>
+      e.eventIds.map((eventId) => ({
+        eventId,
+        versionBefore: applied[i]!.previousVersion,
+        receivedBefore: e.receivedBefore ?? null,
+      })),
+    ),
+  });
   const locations = refreshUnknownLocations(
     tx,
     results.filter((a) => a.changed).map((a) => a.id),

@@ -27,8 +27,9 @@ export interface Claimed {
   /** Some rows name no event (queued before migration 0008): the order's open events are settled instead. */
   unlinked: boolean;
   /**
-   * The claim statement's start: every claimed row, and so its event, was committed before it. An event
-   * without a version counts as covered by this batch's fetch only if it was received by then.
+   * The claim statement's start, rounded up to the millisecond (a Date's precision): every claimed row, and
+   * so its event, was committed before it. An event without a version counts as covered by this batch's
+   * fetch only if it was received by then.
    */
   claimed_at: Date;
   /** Seconds the order's oldest claimed row waited in the queue before the claim (Postgres's clock). */
@@ -95,7 +96,8 @@ export async function claimOrders(
     grouped as (
       select c.order_id,
              case when bool_or(c.version is null) then null else max(c.version) end as version,
-             o.version as replica_version, count(*)::int as rows, statement_timestamp() as claimed_at,
+             o.version as replica_version, count(*)::int as rows,
+             date_trunc('milliseconds', statement_timestamp() + interval '999 microseconds') as claimed_at,
              extract(epoch from statement_timestamp() - min(c.queued_at))::float8 as queued_seconds,
              coalesce(array_agg(distinct c.event_id) filter (where c.event_id is not null), '{}') as event_ids,
              bool_or(c.event_id is null) as unlinked

@@ -152,7 +152,7 @@ async function fetchClaimedOrder(
   });
   if (answer.kind !== "fetched" || !applier) return answer;
   try {
-    const applied = await applier.apply(answer.order, claim.event_ids);
+    const applied = await applier.apply(answer.order, claim.event_ids, claim.claimed_at);
     observeCommitted(metrics, claim, answer.fetchedAt);
     return { kind: "applied", claim, applied };
   } catch (error) {

@@ -20,9 +20,11 @@ export interface OrderApplier {
    * Applies a fetched order (version-gated, {@link applyOrdersIfNewer}) and settles the events that queued
    * it; resolves once that is committed, with what the replica holds now. Orders handed in while a commit
    * runs share the next one (group commit), so an order is readable one commit after its answer arrives,
-   * not when the slowest answer of its batch does.
+   * not when the slowest answer of its batch does. `receivedBefore`: when the fetch of `order` started,
+   * on Postgres's clock (the order batch passes its claim's start); an event without a version is covered
+   * only if received before it. Default: none (such an event stays pending).
    */
-  apply(order: OrderInput, eventIds: readonly string[]): Promise<ApplyOrderResult>;
+  apply(order: OrderInput, eventIds: readonly string[], receivedBefore?: Date): Promise<ApplyOrderResult>;
 }
 
 /**
@@ -95,9 +97,9 @@ export function createOrderApplier(ctx: Pick<WorkerContext, "sql" | "metrics" | 
   }
 
   return {
-    apply(order, eventIds) {
+    apply(order, eventIds, receivedBefore) {
       return new Promise<ApplyOrderResult>((resolve, reject) => {
-        queued.push({ order, eventIds, resolve, reject });
+        queued.push({ order, eventIds, receivedBefore, resolve, reject });
         start();
       });
     },

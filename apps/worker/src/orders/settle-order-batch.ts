@@ -1,11 +1,10 @@
 import type { TransactionSql } from "@loops-sync/db";
-import type { ApplyOrderResult } from "@loops-sync/replica";
+import { type ApplyOrderResult, settleCoveredOrderEvents } from "@loops-sync/replica";
 import type { WorkerContext } from "../workerContext.ts";
 import { applyFetchedOrders, countApplied } from "./apply-fetched-orders.ts";
 import { type Claimed, needsFetch } from "./claim-orders.ts";
 import type { Fetched } from "./fetch-claimed-orders.ts";
 import { observeCommitted } from "./observe-order-stage.ts";
-import { resolveOrderBatchEvents, settleClaimedEvents } from "./settle-order-events.ts";
 
 /** A fetched order with what its commit found. */
 export interface Answered {
@@ -27,7 +26,11 @@ export async function applyUnappliedOrders(
   if (unapplied.length === 0) return answers;
   const group = await applyFetchedOrders(
     tx,
-    unapplied.map((f) => ({ order: f.order, eventIds: f.claim.event_ids })),
+    unapplied.map((f) => ({
+      order: f.order,
+      eventIds: f.claim.event_ids,
+      receivedBefore: f.claim.claimed_at,
+    })),
   );
   countApplied(ctx, group);
   for (const f of unapplied) observeCommitted(ctx.metrics, f.claim, f.fetchedAt);
@@ -35,9 +38,11 @@ export async function applyUnappliedOrders(
 }
 
 /**
- * Settles the events of the claimed orders the replica already covered (the applier settled the fetched
- * ones' with their commit), and, for rows queued before migration 0008 that name no event, every open
- * event of their orders that the replica now covers. Counts the outcomes.
+ * Settles, in one statement, the events of the claimed orders the replica already covered (the applier
+ * settled the fetched ones' with their commit), and, for rows queued before migration 0008 that name no
+ * event, every open event of their orders that the replica now covers. An event counts as received before
+ * the fetch when it was before its claim (the claim's start: an event stored in between has its own row).
+ * Counts the outcomes.
  */
 export async function settleOrderBatch(
   { metrics }: WorkerContext,
@@ -46,25 +51,25 @@ export async function settleOrderBatch(
   claimed: readonly Claimed[],
   answers: readonly Answered[],
 ): Promise<void> {
-  const covered = claimed
-    .filter((c) => !needsFetch(c))
-    .map((c) => ({ claim: c, versionBefore: c.replica_version }));
-  const outcomes = await settleClaimedEvents(tx, covered);
-  const answered = [
-    ...covered,
+  const covered = claimed.filter((c) => !needsFetch(c));
+  const unlinked = [
+    ...covered.map((c) => ({ claim: c, versionBefore: c.replica_version })),
     ...answers.map((f) => ({ claim: f.claim, versionBefore: f.applied.previousVersion })),
-  ];
-  // Not the time read before the claim: an event stored in between has its row claimed there.
-  for (const [at, unlinked] of Map.groupBy(
-    answered.filter((a) => a.claim.unlinked),
-    (a) => a.claim.claimed_at.getTime(),
-  )) {
-    const more = await resolveOrderBatchEvents(tx, {
+  ].filter((a) => a.claim.unlinked);
+  const outcomes = await settleCoveredOrderEvents(tx, {
+    events: covered.flatMap((c) =>
+      c.event_ids.map((eventId) => ({
+        eventId,
+        versionBefore: c.replica_version,
+        receivedBefore: c.claimed_at,
+      })),
+    ),
+    orders: unlinked.map(({ claim, versionBefore }) => ({
       merchantId,
-      orders: unlinked.map((a) => ({ orderId: a.claim.order_id, versionBefore: a.versionBefore })),
-      receivedBefore: new Date(at),
-    });
-    for (const [outcome, n] of Object.entries(more)) outcomes[outcome] = (outcomes[outcome] ?? 0) + n;
-  }
+      orderId: claim.order_id,
+      versionBefore,
+      receivedBefore: claim.claimed_at,
+    })),
+  });
   for (const [outcome, n] of Object.entries(outcomes)) metrics.events.inc({ outcome }, n);
 }
