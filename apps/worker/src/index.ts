@@ -1,3 +1,4 @@
+export { classifyUpstreamFailure, type UpstreamFailure } from "@loops-sync/replica";
 export { type EventOutcome, type Outcome, settleEvents } from "./eventOutcomes.ts";
 export type { LoopsApi, MerchantApi } from "./loopsApi.ts";
 export { createOrderApplier, type OrderApplier } from "./orders/order-applier.ts";
@@ -20,5 +21,4 @@ export {
   upsertConnection,
   upsertMerchant,
 } from "./upsertMerchant.ts";
-export { classifyUpstreamFailure, type UpstreamFailure } from "./upstreamFailure.ts";
 export { createWorkerMetrics, type WorkerMetrics } from "./workerMetrics.ts";

@@ -5,6 +5,7 @@ export {
   inTransaction,
   type OrderProvenance,
 } from "./apply-orders-if-newer.ts";
+export { classifyUpstreamFailure, type UpstreamFailure } from "./classify-upstream-failure.ts";
 export { DEFAULT_MAX_ATTEMPTS, enqueueJob, type JobSpec, rescheduleJob } from "./enqueue-job.ts";
 export {
   MERCHANT_FLAG_PREFIX,

@@ -1,7 +1,12 @@
 import type { TransactionSql } from "@loops-sync/db";
-import { type ApplyOrderResult, checkOrder, type OrderInput } from "@loops-sync/replica";
+import {
+  type ApplyOrderResult,
+  checkOrder,
+  classifyUpstreamFailure,
+  type OrderInput,
+  type UpstreamFailure,
+} from "@loops-sync/replica";
 import type { MerchantApi } from "../loopsApi.ts";
-import { classifyUpstreamFailure, type UpstreamFailure } from "../upstreamFailure.ts";
 import type { WorkerContext } from "../workerContext.ts";
 import { type Claimed, type ClaimResult, claimOrders, needsFetch, ORDER_BATCH_ROWS } from "./claim-orders.ts";
 import { fetchOrder } from "./fetch-order.ts";

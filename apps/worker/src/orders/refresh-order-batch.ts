@@ -85,7 +85,7 @@ export async function refreshOrderBatch(
   });
 }
 
-/** The batch's last step: revoke, or hand off what is left and pause on a 429; then what the refresher does next. */
+/** The batch's end: revoke, or hand off what is left and pause on a 429; tells the refresher what next. */
 async function endOrderBatch(
   { logger }: WorkerContext,
   tx: TransactionSql,
