@@ -2,7 +2,7 @@ import type { TransactionSql } from "@loops-sync/db";
 import { enqueueJob, type JobSpec, revokeMerchant } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
 import { type EventOutcome, settleEvents } from "./eventOutcomes.ts";
-import { type QueuedOrder, queueOrders } from "./refreshOrders.ts";
+import { type QueuedOrder, queueOrders } from "./orders/claim-orders.ts";
 import { jobIdOf, routeEvent } from "./routeEvent.ts";
 import type { WorkerContext } from "./workerContext.ts";
 

@@ -1,9 +1,9 @@
+import { classifyUpstreamFailure } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
 import { settleRoutedEvents } from "./eventOutcomes.ts";
 import type { CallOptions, MerchantApi } from "./loopsApi.ts";
 import type { ChannelConnectionInput, ChannelInput, LocationInput } from "./upsertLocations.ts";
 import { replaceMerchantLocations, upsertChannels } from "./upsertLocations.ts";
-import { classifyUpstreamFailure } from "./upstreamFailure.ts";
 import { parseIds, upstreamTask } from "./upstreamTask.ts";
 import type { WorkerContext } from "./workerContext.ts";
 
@@ -43,7 +43,7 @@ export async function listMerchantLocations(api: MerchantApi, options: CallOptio
     } catch (error) {
       // Gone between the list and this call: it simply has no connections to keep.
       const failure = classifyUpstreamFailure(error);
-      if (!(failure.kind === "permanent" && (error as { status?: number }).status === 404)) throw error;
+      if (!(failure.kind === "permanent" && failure.status === 404)) throw error;
     }
   }
   return { locations, channelConnections };

@@ -1,5 +1,6 @@
 import type { TaskName, TaskPayloads } from "@loops-sync/db";
 import {
+  classifyUpstreamFailure,
   type MerchantState,
   pauseMerchant,
   readMerchantState,
@@ -7,7 +8,6 @@ import {
   revokeMerchant,
 } from "@loops-sync/replica";
 import type { JobHelpers, Task } from "graphile-worker";
-import { classifyUpstreamFailure } from "./upstreamFailure.ts";
 import type { WorkerContext } from "./workerContext.ts";
 
 /** A task that calls Loops for one merchant; `upstreamTask` wraps it in the etiquette every such task shares. */

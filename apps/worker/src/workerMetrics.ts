@@ -1,3 +1,4 @@
+import { EVENT_OUTCOMES } from "@loops-sync/db";
 import { type BoundedLabel, boundedLabel } from "@loops-sync/webhooks";
 import { Counter, Histogram, type LabelValues, Registry } from "prom-client";
 
@@ -39,16 +40,7 @@ const KNOWN_LABELS: Record<string, readonly string[]> = {
     "refresh_resources",
   ],
   result: ["success", "error", "malformed", "revoked", "rescheduled", "released", "failed_permanently"],
-  outcome: [
-    "pending",
-    "applied",
-    "stale",
-    "ignored_self",
-    "unhandled",
-    "failed",
-    "skipped_revoked",
-    "dispatched",
-  ],
+  outcome: [...EVENT_OUTCOMES, "dispatched"],
   kind: ["rate_limited", "revoked", "permanent", "transient"],
   changed: ["true", "false"],
   stage: ["queued", "fetch", "commit"],

@@ -4,6 +4,8 @@ import { applyOrdersIfNewer, checkOrder, InvalidOrderError, type OrderProvenance
 export interface AppliedPage {
   /** Orders of the page this call wrote (new, or newer than the replica's). */
   changed: string[];
+  /** Every stored order of the page with the version the replica held before it (null: none). */
+  previousVersions: Map<string, number | null>;
   /** Orders the replica cannot store as they are, with why; the rest of the page is applied. */
   invalid: { orderId: string | undefined; reason: string }[];
 }
@@ -30,5 +32,9 @@ export async function applyOrderPage(
     }
   }
   const results = valid.length > 0 ? await applyOrdersIfNewer(sql, valid, provenance) : [];
-  return { changed: results.filter((r) => r.changed).map((r) => r.id), invalid };
+  return {
+    changed: results.filter((r) => r.changed).map((r) => r.id),
+    previousVersions: new Map(results.map((r) => [r.id, r.previousVersion])),
+    invalid,
+  };
 }

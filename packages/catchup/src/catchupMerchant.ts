@@ -2,16 +2,15 @@ import { setTimeout as delay } from "node:timers/promises";
 import type { Logger } from "@loops-sync/config";
 import type { Sql } from "@loops-sync/db";
 import type { Event } from "@loops-sync/loops-client";
-import { pauseMerchant, readMerchantState, revokeMerchant } from "@loops-sync/replica";
+import {
+  classifyUpstreamFailure,
+  pauseMerchant,
+  readMerchantState,
+  revokeMerchant,
+} from "@loops-sync/replica";
 import { readBackfillCheckpoint } from "./backfillCheckpoint.ts";
 import { type CatchupApi, requestCount } from "./catchupApi.ts";
-import {
-  CatchupError,
-  describeError,
-  isConnectionRevoked,
-  isCursorRefused,
-  isLoopsRefusal,
-} from "./catchupError.ts";
+import { CatchupError, describeError, isCursorRefused } from "./catchupError.ts";
 import { finishCursorRun, readEventCursor, resetEventCursor, startCursorRun } from "./eventCursor.ts";
 import { type BackfillResult, runBackfill } from "./runBackfill.ts";
 import { LIST_MARGIN_MS, storeEventPage } from "./storeEventPage.ts";
@@ -61,7 +60,7 @@ export interface MerchantCatchupResult {
   backfill: BackfillResult | undefined;
   apiCalls: number;
   error: string | undefined;
-  /** The failure was Loops refusing the application (see isLoopsRefusal), not a fault of this run. */
+  /** Loops refused the application (see classifyUpstreamFailure), not a fault of this run. */
   refused: boolean;
 }
 
@@ -133,7 +132,8 @@ export async function catchupMerchant(options: MerchantCatchupOptions): Promise<
         next = undefined;
       } catch (error) {
         next = undefined;
-        if (!after || !isCursorRefused(error) || result.status === "cursor_expired") throw error;
+        const refused = isCursorRefused(classifyUpstreamFailure(error));
+        if (!after || !refused || result.status === "cursor_expired") throw error;
         result.status = "cursor_expired";
         const since = cursor?.afterCreatedAt
           ? new Date(cursor.afterCreatedAt.getTime() - LIST_MARGIN_MS)
@@ -196,7 +196,8 @@ export async function catchupMerchant(options: MerchantCatchupOptions): Promise<
         : undefined,
     );
   } catch (error) {
-    if (isConnectionRevoked(error) || (error instanceof CatchupError && error.code === "merchant_revoked")) {
+    const failure = classifyUpstreamFailure(error);
+    if (failure.kind === "revoked" || (error instanceof CatchupError && error.code === "merchant_revoked")) {
       await revokeMerchant(sql, merchantId);
       await finishCursorRun(
         sql,
@@ -208,13 +209,10 @@ export async function catchupMerchant(options: MerchantCatchupOptions): Promise<
     } else {
       result.status = "failed";
       result.error = describeError(error);
-      result.refused = isLoopsRefusal(error);
-      const e = error as { status?: unknown; retryAfter?: unknown };
-      if (e.status === 429) {
+      result.refused = failure.refused === true;
+      if (failure.kind === "rate_limited") {
         // Upstream etiquette: every job of this merchant waits out the Retry-After, not only this run.
-        await pauseMerchant(sql, merchantId, typeof e.retryAfter === "number" ? e.retryAfter : 5).catch(
-          () => {},
-        );
+        await pauseMerchant(sql, merchantId, failure.retryAfterSeconds).catch(() => {});
       }
       await finishCursorRun(sql, merchantId, "failed", result.error).catch(() => {});
       if (signal?.aborted) throw error;

@@ -11,6 +11,13 @@ export interface UncoveredOrder {
 const versionOf = (data: Record<string, unknown>): number | undefined =>
   typeof data.version === "number" && Number.isFinite(data.version) ? data.version : undefined;
 
+export interface PageOrders {
+  /** The orders the replica does not cover yet. */
+  uncovered: UncoveredOrder[];
+  /** The version the replica holds of each order the page names (absent: it has no copy). */
+  versions: Map<string, number>;
+}
+
 /**
  * The orders of a GET /events page whose events the replica does not cover yet: order.* events not
  * originated by us, naming an order the replica lacks or holds at an older version (for an event without
@@ -20,7 +27,7 @@ export async function findUncoveredOrders(
   sql: Sql,
   events: readonly Event[],
   applicationId: string | undefined,
-): Promise<UncoveredOrder[]> {
+): Promise<PageOrders> {
   const asks = new Map<string, { version: number | undefined; createdAt: Date }[]>();
   for (const e of events) {
     if (!e.type.startsWith("order.")) continue;
@@ -31,7 +38,7 @@ export async function findUncoveredOrders(
     list.push({ version: versionOf(e.data), createdAt: new Date(e.created_at) });
     asks.set(orderId, list);
   }
-  if (asks.size === 0) return [];
+  if (asks.size === 0) return { uncovered: [], versions: new Map() };
   const rows = await sql<{ id: string; version: string; updated_at: Date }[]>`
     select id, version, updated_at from replica.orders where id = any(${[...asks.keys()]}::text[])`;
   const held = new Map(rows.map((r) => [r.id, { version: Number(r.version), updatedAt: r.updated_at }]));
@@ -49,5 +56,5 @@ export async function findUncoveredOrders(
     const since = new Date(Math.min(...open.map((a) => a.createdAt.getTime())));
     uncovered.push({ orderId, since });
   }
-  return uncovered;
+  return { uncovered, versions: new Map([...held].map(([id, r]) => [id, r.version])) };
 }

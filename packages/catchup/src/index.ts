@@ -1,14 +1,7 @@
 export { type AppliedPage, applyOrderPage } from "./applyOrderPage.ts";
 export { type BackfillCheckpoint, readBackfillCheckpoint } from "./backfillCheckpoint.ts";
 export type { CatchupApi, CatchupMerchantApi } from "./catchupApi.ts";
-export {
-  CatchupError,
-  type CatchupErrorCode,
-  describeError,
-  isConnectionRevoked,
-  isCursorRefused,
-  isLoopsRefusal,
-} from "./catchupError.ts";
+export { CatchupError, type CatchupErrorCode, describeError } from "./catchupError.ts";
 export type { CatchupProgress, MerchantCatchupResult } from "./catchupMerchant.ts";
 export {
   type CatchupPayload,

@@ -22,6 +22,8 @@ export interface ListRefreshResult {
   ordersSeen: number;
   /** Ids of orders this walk wrote into the replica. */
   changed: Set<string>;
+  /** Every order the walk listed with the version the replica held before the walk (null: none). */
+  previousVersions: Map<string, number | null>;
 }
 
 /**
@@ -39,7 +41,12 @@ export async function refreshOrdersFromList({
   signal,
   logger,
 }: RefreshOrdersFromListOptions): Promise<ListRefreshResult> {
-  const result: ListRefreshResult = { pages: 0, ordersSeen: 0, changed: new Set() };
+  const result: ListRefreshResult = {
+    pages: 0,
+    ordersSeen: 0,
+    changed: new Set(),
+    previousVersions: new Map(),
+  };
   const seenCursors = new Set<string>();
   let cursor: string | undefined;
   for (;;) {
@@ -56,6 +63,10 @@ export async function refreshOrdersFromList({
     result.pages++;
     result.ordersSeen += page.data.length;
     for (const id of applied.changed) result.changed.add(id);
+    // An order listed twice (changed while the walk ran) keeps the version from before the walk.
+    for (const [id, version] of applied.previousVersions) {
+      if (!result.previousVersions.has(id)) result.previousVersions.set(id, version);
+    }
     for (const bad of applied.invalid) {
       logger?.warn({ orderId: bad.orderId, reason: bad.reason }, "order from the list not stored");
     }

@@ -1,6 +1,6 @@
 import type { Logger } from "@loops-sync/config";
 import type { Sql } from "@loops-sync/db";
-import { readMerchantState, revokeMerchant } from "@loops-sync/replica";
+import { classifyUpstreamFailure, readMerchantState, revokeMerchant } from "@loops-sync/replica";
 import { applyOrderPage } from "./applyOrderPage.ts";
 import {
   advanceBackfillRun,
@@ -11,7 +11,7 @@ import {
 } from "./backfillCheckpoint.ts";
 import { backfillCoverage, countReplicaOrders } from "./backfillCoverage.ts";
 import { type CatchupApi, requestCount } from "./catchupApi.ts";
-import { CatchupError, describeError, isConnectionRevoked, isRefusedField } from "./catchupError.ts";
+import { CatchupError, describeError } from "./catchupError.ts";
 
 /** How far below the newest updated_at of the first page the next watermark is set. */
 export const WATERMARK_MARGIN_MS = 5 * 60_000;
@@ -119,7 +119,9 @@ export async function runBackfill({
       };
       const page = await api.orders.list(query, signal ? { signal } : {}).catch(async (error: unknown) => {
         // A stored page cursor upstream no longer accepts: start the run over (the pages are idempotent).
-        if (!cursor || !isRefusedField(error, "cursor")) throw error;
+        const failure = classifyUpstreamFailure(error);
+        if (!cursor || !(failure.kind === "permanent" && failure.refusedFields.includes("cursor")))
+          throw error;
         logger?.warn(
           { merchantId },
           "backfill: the checkpoint's page cursor was refused; starting the run over",
@@ -171,7 +173,7 @@ export async function runBackfill({
       cursor = page.next_cursor;
     }
   } catch (error) {
-    if (isConnectionRevoked(error)) {
+    if (classifyUpstreamFailure(error).kind === "revoked") {
       await revokeMerchant(sql, merchantId);
       await failBackfillRun(sql, merchantId, "merchant revoked the connection (403 connection_not_active)");
       throw new CatchupError(

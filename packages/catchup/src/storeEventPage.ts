@@ -1,11 +1,11 @@
 import type { Logger } from "@loops-sync/config";
 import { type Sql, storeEventsAndEnqueue } from "@loops-sync/db";
 import type { Event } from "@loops-sync/loops-client";
+import { settleCoveredOrderEvents } from "@loops-sync/replica";
 import type { CatchupMerchantApi } from "./catchupApi.ts";
 import { advanceEventCursor } from "./eventCursor.ts";
 import { findUncoveredOrders } from "./findUncoveredOrders.ts";
-import { refreshOrdersFromList } from "./refreshOrdersFromList.ts";
-import { settleCoveredOrderEvents } from "./settleCoveredOrderEvents.ts";
+import { type ListRefreshResult, refreshOrdersFromList } from "./refreshOrdersFromList.ts";
 
 /** Listed from this far before the oldest event that asks for an order, in case its updated_at is a bit older. */
 export const LIST_MARGIN_MS = 60_000;
@@ -41,31 +41,42 @@ export async function storeEventPage(
   last: Event,
 ): Promise<StoredEventPage> {
   const { sql, api, merchantId, applicationId, listThreshold, attempted, signal, logger } = ctx;
-  const uncovered = (await findUncoveredOrders(sql, events, applicationId)).filter(
-    (o) => !attempted.has(o.orderId),
-  );
-  let written = new Set<string>();
-  let listPages = 0;
+  const page = await findUncoveredOrders(sql, events, applicationId);
+  const uncovered = page.uncovered.filter((o) => !attempted.has(o.orderId));
+  let refresh: ListRefreshResult | undefined;
   if (uncovered.length >= listThreshold) {
     for (const o of uncovered) attempted.add(o.orderId);
     const oldest = Math.min(...uncovered.map((o) => o.since.getTime()));
-    const refresh = await refreshOrdersFromList({
+    refresh = await refreshOrdersFromList({
       sql,
       api,
       updatedSince: new Date(oldest - LIST_MARGIN_MS),
       signal,
       logger,
     });
-    listPages = refresh.pages;
-    written = refresh.changed;
   }
+  const versionBefore = (orderId: string) =>
+    refresh?.previousVersions.has(orderId)
+      ? refresh.previousVersions.get(orderId)!
+      : (page.versions.get(orderId) ?? null);
+  const orderEvents = new Map(
+    events.flatMap((e) =>
+      e.type.startsWith("order.") && typeof e.data.order_id === "string" ? [[e.id, e.data.order_id]] : [],
+    ),
+  );
   const stored = await sql.begin(async (tx) => {
     const s = await storeEventsAndEnqueue(tx, events, { source: "catchup", applicationId });
-    // Order events the list refresh already covers are settled here; their queue rows then cost the
-    // refresher a claim and no call.
-    const settled = await settleCoveredOrderEvents(tx, s.inserted, written);
+    // Order events the replica already covers are settled here; their queue rows then cost the refresher a
+    // claim and no call. They were stored after the list was fetched, so one without a version is not
+    // covered (receivedBefore null): the worker fetches its order.
+    const settled = await settleCoveredOrderEvents(tx, {
+      events: s.inserted.flatMap((eventId) => {
+        const orderId = orderEvents.get(eventId);
+        return orderId ? [{ eventId, versionBefore: versionBefore(orderId), receivedBefore: null }] : [];
+      }),
+    });
     await advanceEventCursor(tx, merchantId, last, s.inserted.length);
-    return { inserted: s.inserted.length, settled };
+    return { inserted: s.inserted.length, settled: Object.values(settled).reduce((a, b) => a + b, 0) };
   });
-  return { ...stored, listPages, ordersRefreshed: written.size };
+  return { ...stored, listPages: refresh?.pages ?? 0, ordersRefreshed: refresh?.changed.size ?? 0 };
 }

@@ -1,10 +1,10 @@
 import type { Logger } from "@loops-sync/config";
 import type { Sql } from "@loops-sync/db";
 import type { Order } from "@loops-sync/loops-client";
-import { readMerchantState, revokeMerchant } from "@loops-sync/replica";
+import { classifyUpstreamFailure, readMerchantState, revokeMerchant } from "@loops-sync/replica";
 import { type Database, kyselyOver } from "@loops-sync/schema";
 import type { CatchupApi, CatchupMerchantApi } from "./catchupApi.ts";
-import { describeError, isConnectionRevoked, isLoopsRefusal } from "./catchupError.ts";
+import { describeError } from "./catchupError.ts";
 import { compareOrder, type OrderDifference, type OrderState } from "./compareOrders.ts";
 import { listActiveMerchants } from "./listMerchants.ts";
 import { repairOrder } from "./repairOrder.ts";
@@ -36,7 +36,7 @@ export interface MerchantVerifyResult {
   repaired: number;
   /** Set when the merchant could not be verified (revoked, unreachable). */
   error: string | undefined;
-  /** Not verified because Loops refused the application (see isLoopsRefusal). */
+  /** Not verified because Loops refused the application (`refused`, see classifyUpstreamFailure). */
   refused: boolean;
 }
 
@@ -97,9 +97,10 @@ export async function verifyReplica({
       }
     } catch (error) {
       if (signal?.aborted) throw error;
-      if (isConnectionRevoked(error)) await revokeMerchant(sql, id);
-      result.error = isConnectionRevoked(error) ? "merchant revoked the connection" : describeError(error);
-      result.refused = isLoopsRefusal(error);
+      const failure = classifyUpstreamFailure(error);
+      if (failure.kind === "revoked") await revokeMerchant(sql, id);
+      result.error = failure.kind === "revoked" ? "merchant revoked the connection" : describeError(error);
+      result.refused = failure.refused === true;
       logger?.warn({ merchantId: id, error: result.error }, "verify: merchant not verified");
     }
   }
@@ -155,7 +156,8 @@ async function compareMerchant(
     try {
       await check([await api.orders.get(row.id, callOptions)]);
     } catch (error) {
-      if ((error as { status?: unknown }).status !== 404) throw error;
+      const failure = classifyUpstreamFailure(error);
+      if (!(failure.kind === "permanent" && failure.status === 404)) throw error;
       result.differences.push({
         merchantId,
         orderId: row.id,

@@ -118,7 +118,7 @@ export async function storeEventsAndEnqueue(
                 (outcome = 'pending' and ${self}::text is not null and type like 'order.%'
                  and order_id is not null) as queued
     ),
-    -- Order events go straight to the order refresh queue (apps/worker/src/orderRefresher.ts), woken by NOTIFY.
+    -- Order events go straight to the order refresh queue (apps/worker/src/orders/), woken by NOTIFY.
     refreshing as (
       insert into sync.order_refresh (merchant_id, order_id, version, event_id)
       select merchant_id, order_id, order_version, id from stored where queued

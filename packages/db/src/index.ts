@@ -10,6 +10,12 @@ export { type EmbeddedPostgres, type StartEmbeddedOptions, startEmbeddedPostgres
 export { type EmbeddedFailure, EmbeddedPostgresError } from "./embedded-error.ts";
 export { nativeDir, relocatedBaseFor } from "./embedded-place.ts";
 export {
+  EVENT_OUTCOMES,
+  type EventOutcome,
+  TERMINAL_OUTCOMES,
+  type TerminalOutcome,
+} from "./event-outcomes.ts";
+export {
   type EventEnvelope,
   type EventSource,
   ORDER_REFRESH_CHANNEL,
@@ -33,6 +39,6 @@ export {
   pipelinedTransaction,
   TransactionRolledBackError,
 } from "./pipelined.ts";
-export { type PruneOptions, type PruneResult, pruneFinished, TERMINAL_OUTCOMES } from "./prune.ts";
+export { type PruneOptions, type PruneResult, pruneFinished } from "./prune.ts";
 export { payloadField, type TaskName, type TaskPayloads, taskName } from "./tasks.ts";
 export { withTimeout } from "./with-timeout.ts";

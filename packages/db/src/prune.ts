@@ -1,14 +1,6 @@
 import { setTimeout as delay } from "node:timers/promises";
 import type { Sql } from "./connect.ts";
-
-/** Outcomes after which an event is only history: nothing will read or retry it again. */
-export const TERMINAL_OUTCOMES = [
-  "applied",
-  "stale",
-  "ignored_self",
-  "unhandled",
-  "skipped_revoked",
-] as const;
+import { TERMINAL_OUTCOMES } from "./event-outcomes.ts";
 
 export interface PruneOptions {
   sql: Sql;

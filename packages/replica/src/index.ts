@@ -5,6 +5,7 @@ export {
   inTransaction,
   type OrderProvenance,
 } from "./apply-orders-if-newer.ts";
+export { classifyUpstreamFailure, type UpstreamFailure } from "./classify-upstream-failure.ts";
 export { DEFAULT_MAX_ATTEMPTS, enqueueJob, type JobSpec, rescheduleJob } from "./enqueue-job.ts";
 export {
   MERCHANT_FLAG_PREFIX,
@@ -17,3 +18,8 @@ export {
   revokeMerchant,
 } from "./merchant-state.ts";
 export { checkOrder, InvalidOrderError, type OrderInput } from "./order-input.ts";
+export {
+  type OrderEventsToSettle,
+  type OrderWrite,
+  settleCoveredOrderEvents,
+} from "./settle-covered-order-events.ts";

@@ -1,3 +1,5 @@
+import type { EventOutcome } from "@loops-sync/db";
+
 /**
  * The shape `readSyncStatus` returns, printed by `loops-sync status --json` and served at `/status/api`.
  * Plain JSON: times are ISO 8601 UTC strings (or null when it never happened), durations are seconds,
@@ -15,16 +17,7 @@ export interface SyncStatus {
 }
 
 /** Outcomes of sync.events (see docs/architecture.md). Counts for values added later appear too. */
-export const EVENT_OUTCOMES = [
-  "pending",
-  "applied",
-  "stale",
-  "ignored_self",
-  "unhandled",
-  "failed",
-  "skipped_revoked",
-] as const;
-export type EventOutcome = (typeof EVENT_OUTCOMES)[number];
+export { EVENT_OUTCOMES, type EventOutcome } from "@loops-sync/db";
 export type OutcomeCounts = Record<EventOutcome, number> & Record<string, number>;
 
 export interface MerchantSyncStatus {

@@ -1,9 +1,9 @@
 import { applyOrderIfNewer } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
-import { resolveOrderEvents, settleOrderEvents } from "./eventOutcomes.ts";
-import { fetchOrder } from "./fetchOrder.ts";
-import { parseIds, upstreamTask } from "./upstreamTask.ts";
-import type { WorkerContext } from "./workerContext.ts";
+import { parseIds, upstreamTask } from "../upstreamTask.ts";
+import type { WorkerContext } from "../workerContext.ts";
+import { fetchOrder } from "./fetch-order.ts";
+import { resolveOrderEvents, settleOrderEvents } from "./settle-order-events.ts";
 
 /** The upstream returned an older version than an event announced; retried with backoff until it catches up. */
 export class UpstreamBehindError extends Error {

@@ -1,8 +1,8 @@
 import { ORDER_REFRESH_CHANNEL, type Sql } from "@loops-sync/db";
 import pLimit from "p-limit";
-import { createOrderApplier } from "./orderApplier.ts";
-import { ORDER_FETCH_CONCURRENCY, refreshOrderBatch } from "./refreshOrders.ts";
-import type { WorkerContext } from "./workerContext.ts";
+import type { WorkerContext } from "../workerContext.ts";
+import { createOrderApplier } from "./order-applier.ts";
+import { ORDER_FETCH_CONCURRENCY, refreshOrderBatch } from "./refresh-order-batch.ts";
 
 export interface OrderRefresherOptions {
   /** Batches run at once by this process (each holds one pooled connection while it fetches). Default: 8. */

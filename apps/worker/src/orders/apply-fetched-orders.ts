@@ -1,0 +1,115 @@
+import { payloadField, type TransactionSql, taskName } from "@loops-sync/db";
+import {
+  type ApplyOrderResult,
+  applyOrdersIfNewer,
+  DEFAULT_MAX_ATTEMPTS,
+  MERCHANT_FLAG_PREFIX,
+  type OrderInput,
+  settleCoveredOrderEvents,
+} from "@loops-sync/replica";
+import type { WorkerContext } from "../workerContext.ts";
+
+/** An order naming a location the replica lacks asks for a refresh of the merchant's locations this late. */
+const LOCATIONS_DELAY_MS = 250;
+
+export interface FetchedOrder {
+  order: OrderInput;
+  /** The events whose queue rows the batch claimed for this order: settled with its apply. */
+  eventIds: readonly string[];
+  /** When the claim of those rows started (none: a version-less event among them stays pending). */
+  receivedBefore?: Date | undefined;
+}
+
+export interface AppliedGroup {
+  /** One per fetched order, in order. */
+  applied: ApplyOrderResult[];
+  /** The group's settled events, by outcome. */
+  outcomes: Record<string, number>;
+}
+
+/**
+ * In the caller's transaction: applies the fetched orders with ONE version-gated upsert, settles their
+ * claimed events with ONE update ({@link settleCoveredOrderEvents}: `stale` or `applied`), and asks for a
+ * locations refresh where an order names a location the replica lacks.
+ */
+export async function applyFetchedOrders(
+  tx: TransactionSql,
+  group: readonly FetchedOrder[],
+): Promise<AppliedGroup> {
+  const sent = await sendFetchedOrders(tx, group);
+  await Promise.all(sent.tail);
+  return { applied: sent.applied, outcomes: await sent.outcomes };
+}
+
+export interface SentGroup {
+  applied: ApplyOrderResult[];
+  /** The settle's count by outcome, once it has answered. */
+  outcomes: Promise<Record<string, number>>;
+  /** The statements sent after the apply and not waited for: the settle and the locations check. */
+  tail: Promise<unknown>[];
+}
+
+/**
+ * {@link applyFetchedOrders} up to the apply's answer: the settle and the locations check are sent (neither
+ * reads what the other writes) but not waited for, so they can travel with the COMMIT.
+ */
+export async function sendFetchedOrders(
+  tx: TransactionSql,
+  group: readonly FetchedOrder[],
+): Promise<SentGroup> {
+  if (group.length === 0) return { applied: [], outcomes: Promise.resolve({}), tail: [] };
+  const results = await applyOrdersIfNewer(
+    tx,
+    group.map((e) => e.order),
+    group.map((e) => ({ eventIds: e.eventIds })),
+  );
+  const byId = new Map(results.map((a) => [a.id, a]));
+  const applied = group.map((e) => byId.get(e.order.id)!);
+  const outcomes = settleCoveredOrderEvents(tx, {
+    events: group.flatMap((e, i) =>
+      e.eventIds.map((eventId) => ({
+        eventId,
+        versionBefore: applied[i]!.previousVersion,
+        receivedBefore: e.receivedBefore ?? null,
+      })),
+    ),
+  });
+  const locations = refreshUnknownLocations(
+    tx,
+    results.filter((a) => a.changed).map((a) => a.id),
+  );
+  return { applied, outcomes, tail: [outcomes, locations] };
+}
+
+/** Counts a committed group in the worker's metrics. */
+export function countApplied({ metrics }: Pick<WorkerContext, "metrics">, group: AppliedGroup): void {
+  for (const a of group.applied) metrics.orderApplies.inc({ changed: String(a.changed) });
+  for (const [outcome, n] of Object.entries(group.outcomes)) metrics.events.inc({ outcome }, n);
+}
+
+/**
+ * Orders that name a location the replica lacks: one statement adds a refresh of their merchants' locations
+ * and channel connections (a `refresh_locations` job per merchant, keyed so a burst of such orders asks
+ * once, in merchant order so two commits take the job keys in the same order). The job `enqueueJob` would
+ * add, built in SQL because the merchants are found there: one statement can travel with the COMMIT.
+ */
+function refreshUnknownLocations(tx: TransactionSql, orderIds: readonly string[]): Promise<unknown> {
+  if (orderIds.length === 0) return Promise.resolve();
+  const runAt = new Date(Date.now() + LOCATIONS_DELAY_MS);
+  return tx`
+    select graphile_worker.add_job(
+      ${taskName("refresh_locations")}::text,
+      json_build_object(${payloadField("refresh_locations", "merchantId")}::text, m.merchant_id),
+      run_at => ${runAt}::timestamptz,
+      max_attempts => ${DEFAULT_MAX_ATTEMPTS},
+      job_key => 'locations:' || m.merchant_id,
+      flags => array[${MERCHANT_FLAG_PREFIX} || m.merchant_id],
+      job_key_mode => 'preserve_run_at'
+    )
+    from (
+      select distinct o.merchant_id from replica.orders o
+      where o.id = any(${orderIds as string[]}::text[]) and o.location_id is not null
+        and not exists (select 1 from replica.locations l where l.id = o.location_id)
+      order by 1
+    ) m`.execute();
+}

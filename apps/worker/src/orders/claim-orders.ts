@@ -1,0 +1,147 @@
+import { type Sql, type TransactionSql, wakeOrderRefreshers } from "@loops-sync/db";
+import { type MerchantState, merchantStatus } from "@loops-sync/replica";
+
+/**
+ * Queue rows one batch considers; a full batch makes the refresher come back to the merchant at once. It
+ * also bounds the advisory locks a batch holds (one per order): P / 2 batches × 100 per worker stay within
+ * Postgres's lock table, which grows by 64 entries per connection the worker opens (docs/operations.md).
+ */
+export const ORDER_BATCH_ROWS = 100;
+
+/** One queued refresh: the order, the version its event announced, and that event (null: queued before 0008). */
+export interface QueuedOrder {
+  order_id: string;
+  version: number | null;
+  event_id: string | null;
+}
+
+/** One order of a claim: its claimed queue rows, folded. */
+export interface Claimed {
+  order_id: string;
+  /** Newest version the queued events announced; null when one of them did not say. */
+  version: number | null;
+  replica_version: number | null;
+  rows: number;
+  /** The events that queued the claimed rows: the ones this batch settles. */
+  event_ids: string[];
+  /** Some rows name no event (queued before migration 0008): the order's open events are settled instead. */
+  unlinked: boolean;
+  /**
+   * The claim statement's start, rounded up to the millisecond (a Date's precision): every claimed row, and
+   * so its event, was committed before it. An event without a version counts as covered by this batch's
+   * fetch only if it was received by then.
+   */
+  claimed_at: Date;
+  /** Seconds the order's oldest claimed row waited in the queue before the claim (Postgres's clock). */
+  queued_seconds: number;
+  /** performance.now() when the claim answered: where the fetch stage starts. */
+  taken_at: number;
+}
+
+/** The replica does not cover a claimed order: it lacks it or holds it older, or an event gave no version. */
+export function needsFetch(c: Claimed): boolean {
+  return c.version === null || c.replica_version === null || c.replica_version < c.version;
+}
+
+/** What a claim found: the merchant's state and the orders it took. */
+export interface ClaimResult {
+  state: Pick<MerchantState, "status" | "pausedUntil">;
+  claimed: Claimed[];
+  /** Queued rows of orders another batch holds. */
+  heldElsewhere: number;
+  /** Queued rows of orders this batch has already (a join's claim leaves them). */
+  heldHere: number;
+}
+
+/**
+ * The batch's first statement (one round trip where there were three): reads the merchant's state and,
+ * when it may be called, claims up to a batch of its queued rows, oldest first, whose orders it can lock
+ * (`pg_try_advisory_xact_lock` per order; rows of an order another batch is fetching stay queued), one line
+ * per order with the replica's version. The candidates and the locks are materialized CTEs, so a lock is
+ * tried only for the rows this batch could claim. A batch's later claims (joins) run it again in the same
+ * transaction, leaving the orders it has already (its own locks would let it take them twice).
+ */
+export async function claimOrders(
+  tx: TransactionSql,
+  merchantId: string,
+  /** Orders the batch has already: their rows are left queued, and counted as held elsewhere. */
+  exclude: readonly string[] = [],
+  limit = ORDER_BATCH_ROWS,
+): Promise<ClaimResult> {
+  const rows = await tx<
+    ({ status: string | null; paused_until: Date | null; held_elsewhere: number; held_here: number } & (
+      | Claimed
+      | { order_id: null }
+    ))[]
+  >`
+    with state as materialized (
+      select m.status, case when m.paused_until > now() then m.paused_until end as paused_until
+      from (select 1) as one left join sync.merchants m on m.id = ${merchantId}
+    ),
+    candidates as materialized (
+      select id, order_id from sync.order_refresh
+      where merchant_id = ${merchantId}
+        and exists (select 1 from state where status is distinct from 'revoked' and paused_until is null)
+      order by id limit ${limit} for update skip locked
+    ),
+    mine as materialized (
+      select id from candidates
+      where order_id <> all(${exclude as string[]}::text[])
+        and pg_try_advisory_xact_lock(hashtextextended(${`order:${merchantId}:`} || order_id, 0))
+    ),
+    claimed as (
+      delete from sync.order_refresh where id in (select id from mine)
+      returning order_id, version, event_id, queued_at
+    ),
+    grouped as (
+      select c.order_id,
+             case when bool_or(c.version is null) then null else max(c.version) end as version,
+             o.version as replica_version, count(*)::int as rows,
+             date_trunc('milliseconds', statement_timestamp() + interval '999 microseconds') as claimed_at,
+             extract(epoch from statement_timestamp() - min(c.queued_at))::float8 as queued_seconds,
+             coalesce(array_agg(distinct c.event_id) filter (where c.event_id is not null), '{}') as event_ids,
+             bool_or(c.event_id is null) as unlinked
+      from claimed c left join replica.orders o on o.id = c.order_id
+      group by c.order_id, o.version
+    ),
+    held as (
+      select (select count(*) from candidates)::int - (select count(*) from mine)::int as rows_left,
+             (select count(*) from candidates where order_id = any(${exclude as string[]}::text[]))::int as held_here
+    )
+    select s.status, s.paused_until, h.rows_left - h.held_here as held_elsewhere, h.held_here, g.*
+    from state s cross join held h left join grouped g on true
+    order by g.order_id`;
+  const first = rows[0]!;
+  const takenAt = performance.now();
+  return {
+    state: { status: merchantStatus(first.status), pausedUntil: first.paused_until },
+    claimed: rows
+      .filter((r): r is typeof r & Omit<Claimed, "taken_at"> => r.order_id !== null)
+      .map((r) => ({ ...r, taken_at: takenAt })),
+    heldElsewhere: first.held_elsewhere,
+    heldHere: first.held_here,
+  };
+}
+
+/**
+ * Appends orders to the merchant's queue and wakes the refreshers (NOTIFY at commit). Used by process_events and by a batch that a 429 stopped.
+ */
+export async function queueOrders(
+  sql: Sql | TransactionSql,
+  merchantId: string,
+  orders: readonly QueuedOrder[],
+): Promise<void> {
+  if (orders.length === 0) return;
+  await sql`
+    with refreshing as (
+      insert into sync.order_refresh (merchant_id, order_id, version, event_id)
+      select ${merchantId}, o.order_id, o.version, o.event_id
+      from unnest(
+        ${orders.map((o) => o.order_id)}::text[],
+        ${orders.map((o) => o.version)}::bigint[],
+        ${orders.map((o) => o.event_id)}::text[]
+      ) as o(order_id, version, event_id)
+      returning merchant_id
+    )
+    ${wakeOrderRefreshers(sql)}`;
+}

@@ -1,0 +1,75 @@
+import type { TransactionSql } from "@loops-sync/db";
+import { type ApplyOrderResult, settleCoveredOrderEvents } from "@loops-sync/replica";
+import type { WorkerContext } from "../workerContext.ts";
+import { applyFetchedOrders, countApplied } from "./apply-fetched-orders.ts";
+import { type Claimed, needsFetch } from "./claim-orders.ts";
+import type { Fetched } from "./fetch-claimed-orders.ts";
+import { observeCommitted } from "./observe-order-stage.ts";
+
+/** A fetched order with what its commit found. */
+export interface Answered {
+  claim: Claimed;
+  applied: ApplyOrderResult;
+}
+
+/**
+ * Each fetched order with what its commit found: the applier's, or, for the orders no applier took (none
+ * runs: a pool the batches fill), this transaction's, all applied at once now.
+ */
+export async function applyUnappliedOrders(
+  ctx: WorkerContext,
+  tx: TransactionSql,
+  fetched: readonly Fetched[],
+): Promise<Answered[]> {
+  const answers: Answered[] = fetched.flatMap((f) => (f.kind === "applied" ? [f] : []));
+  const unapplied = fetched.flatMap((f) => (f.kind === "fetched" ? [f] : []));
+  if (unapplied.length === 0) return answers;
+  const group = await applyFetchedOrders(
+    tx,
+    unapplied.map((f) => ({
+      order: f.order,
+      eventIds: f.claim.event_ids,
+      receivedBefore: f.claim.claimed_at,
+    })),
+  );
+  countApplied(ctx, group);
+  for (const f of unapplied) observeCommitted(ctx.metrics, f.claim, f.fetchedAt);
+  return [...answers, ...unapplied.map((f, i) => ({ claim: f.claim, applied: group.applied[i]! }))];
+}
+
+/**
+ * Settles, in one statement, the events of the claimed orders the replica already covered (the applier
+ * settled the fetched ones' with their commit), and, for rows queued before migration 0008 that name no
+ * event, every open event of their orders that the replica now covers. An event counts as received before
+ * the fetch when it was before its claim (the claim's start: an event stored in between has its own row).
+ * Counts the outcomes.
+ */
+export async function settleOrderBatch(
+  { metrics }: WorkerContext,
+  tx: TransactionSql,
+  merchantId: string,
+  claimed: readonly Claimed[],
+  answers: readonly Answered[],
+): Promise<void> {
+  const covered = claimed.filter((c) => !needsFetch(c));
+  const unlinked = [
+    ...covered.map((c) => ({ claim: c, versionBefore: c.replica_version })),
+    ...answers.map((f) => ({ claim: f.claim, versionBefore: f.applied.previousVersion })),
+  ].filter((a) => a.claim.unlinked);
+  const outcomes = await settleCoveredOrderEvents(tx, {
+    events: covered.flatMap((c) =>
+      c.event_ids.map((eventId) => ({
+        eventId,
+        versionBefore: c.replica_version,
+        receivedBefore: c.claimed_at,
+      })),
+    ),
+    orders: unlinked.map(({ claim, versionBefore }) => ({
+      merchantId,
+      orderId: claim.order_id,
+      versionBefore,
+      receivedBefore: claim.claimed_at,
+    })),
+  });
+  for (const [outcome, n] of Object.entries(outcomes)) metrics.events.inc({ outcome }, n);
+}

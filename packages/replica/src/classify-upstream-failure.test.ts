@@ -1,0 +1,118 @@
+import {
+  LoopsApiError,
+  LoopsNetworkError,
+  LoopsResponseError,
+  LoopsTimeoutError,
+} from "@loops-sync/loops-client";
+import { describe, expect, it } from "vitest";
+import { classifyUpstreamFailure } from "./classify-upstream-failure.ts";
+import { InvalidOrderError } from "./order-input.ts";
+
+const apiError = (
+  status: number,
+  code: string,
+  { retryAfter, errors }: { retryAfter?: number; errors?: { field: string; message: string }[] } = {},
+) => new LoopsApiError({ status, code, title: code, method: "GET", route: "/orders", retryAfter, errors });
+
+describe("classifyUpstreamFailure", () => {
+  it("turns 429 into a pause of Retry-After seconds (a default when absent or negative)", () => {
+    expect(classifyUpstreamFailure(apiError(429, "rate_limited", { retryAfter: 7 }))).toEqual({
+      kind: "rate_limited",
+      retryAfterSeconds: 7,
+    });
+    expect(classifyUpstreamFailure(apiError(429, "rate_limited"))).toEqual({
+      kind: "rate_limited",
+      retryAfterSeconds: 5,
+    });
+    expect(classifyUpstreamFailure({ status: 429, retryAfter: -1 })).toEqual({
+      kind: "rate_limited",
+      retryAfterSeconds: 5,
+    });
+  });
+
+  it("revokes only on 403 connection_not_active", () => {
+    expect(classifyUpstreamFailure(apiError(403, "connection_not_active"))).toEqual({ kind: "revoked" });
+    expect(classifyUpstreamFailure(apiError(403, "scope_not_granted"))).toEqual({
+      kind: "permanent",
+      message: expect.any(String),
+      status: 403,
+      refusedFields: [],
+    });
+  });
+
+  it("flags Loops refusing the application: 401 (still transient), 403 insufficient_scope or suspended", () => {
+    expect(classifyUpstreamFailure(apiError(401, "unauthorized"))).toEqual({
+      kind: "transient",
+      refused: true,
+    });
+    for (const code of ["insufficient_scope", "application_suspended"]) {
+      const failure = classifyUpstreamFailure(apiError(403, code));
+      expect(failure).toMatchObject({ kind: "permanent", status: 403, refused: true });
+    }
+    expect(classifyUpstreamFailure(apiError(403, "connection_not_active")).refused).toBeUndefined();
+    expect(classifyUpstreamFailure(apiError(404, "not_found")).refused).toBeUndefined();
+    expect(classifyUpstreamFailure(apiError(503, "upstream_unavailable")).refused).toBeUndefined();
+  });
+
+  it("records 404, 410 and invalid bodies without retrying, with the status when there was one", () => {
+    expect(classifyUpstreamFailure(apiError(404, "not_found"))).toMatchObject({
+      kind: "permanent",
+      status: 404,
+    });
+    expect(classifyUpstreamFailure(apiError(410, "gone"))).toMatchObject({ kind: "permanent", status: 410 });
+    const invalid = classifyUpstreamFailure(
+      new LoopsResponseError("GET", "/orders/{order_id}", "version", "bad"),
+    );
+    expect(invalid).toMatchObject({ kind: "permanent", refusedFields: [] });
+    expect(invalid).not.toHaveProperty("status");
+    expect(classifyUpstreamFailure(new InvalidOrderError("version", "negative", "ord_1")).kind).toBe(
+      "permanent",
+    );
+    expect(classifyUpstreamFailure({ code: "invalid_argument", message: "bad limit" })).toEqual({
+      kind: "permanent",
+      message: "bad limit",
+      refusedFields: [],
+    });
+  });
+
+  it("names the fields a 400 refuses (a cursor upstream no longer accepts), and only for a 400", () => {
+    const errors = [
+      { field: "after", message: "too old" },
+      { field: "limit", message: "too big" },
+    ];
+    expect(classifyUpstreamFailure(apiError(400, "invalid_request", { errors }))).toMatchObject({
+      kind: "permanent",
+      status: 400,
+      refusedFields: ["after", "limit"],
+    });
+    expect(classifyUpstreamFailure(apiError(400, "invalid_request"))).toMatchObject({ refusedFields: [] });
+    expect(classifyUpstreamFailure(apiError(422, "invalid_request", { errors }))).toMatchObject({
+      refusedFields: [],
+    });
+  });
+
+  it("lets 5xx, 408, timeouts, network errors and the unknown back off", () => {
+    expect(classifyUpstreamFailure(apiError(503, "upstream_unavailable"))).toEqual({ kind: "transient" });
+    expect(classifyUpstreamFailure(apiError(408, "request_timeout"))).toEqual({ kind: "transient" });
+    expect(classifyUpstreamFailure(new LoopsTimeoutError("GET", "/orders", 10_000)).kind).toBe("transient");
+    expect(classifyUpstreamFailure(new LoopsNetworkError("GET", "/orders")).kind).toBe("transient");
+    expect(classifyUpstreamFailure(new Error("socket hang up")).kind).toBe("transient");
+    expect(classifyUpstreamFailure({ status: 304 }).kind).toBe("transient");
+    expect(classifyUpstreamFailure("weird").kind).toBe("transient");
+    expect(classifyUpstreamFailure(null).kind).toBe("transient");
+  });
+
+  it("records data Postgres refuses (SQLSTATE class 22) without retrying", () => {
+    const refused = Object.assign(new Error("unsupported Unicode escape sequence"), {
+      name: "PostgresError",
+      code: "22P05",
+    });
+    expect(classifyUpstreamFailure(refused)).toEqual({
+      kind: "permanent",
+      message: "Postgres refused the data (22P05): unsupported Unicode escape sequence",
+      refusedFields: [],
+    });
+    const down = Object.assign(new Error("connection refused"), { name: "PostgresError", code: "57P01" });
+    expect(classifyUpstreamFailure(down).kind).toBe("transient");
+  });
+});
