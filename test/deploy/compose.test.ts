@@ -87,7 +87,7 @@ describe("docker-compose.yml", () => {
     const services = compose.services ?? {};
     const pool = (name: string) => Number(resolvedEnvironment(services[name]!).DATABASE_POOL_SIZE);
     const concurrency = Number(resolvedEnvironment(services.worker!).WORKER_CONCURRENCY);
-    // A worker process: its own pool plus graphile-worker's (concurrency + 2, apps/worker/src/startWorker.ts).
+    // A worker process: its own pool plus graphile-worker's (concurrency + 2, apps/worker/src/start-worker.ts).
     const needed = pool("receiver") + 3 * (pool("worker") + concurrency + 2) + 2 * pool("migrate");
     const setting = interpolate(
       words(services.postgres?.command).find((w) => w.startsWith("max_connections=")) ?? "",

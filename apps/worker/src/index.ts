@@ -1,24 +1,24 @@
 export { classifyUpstreamFailure, type UpstreamFailure } from "@loops-sync/replica";
-export { type EventOutcome, type Outcome, settleEvents } from "./eventOutcomes.ts";
-export type { LoopsApi, MerchantApi } from "./loopsApi.ts";
+export type { LoopsApi, MerchantApi } from "./loops-api.ts";
 export { createOrderApplier, type OrderApplier } from "./orders/order-applier.ts";
 export { orderJobKey, UpstreamBehindError } from "./orders/refresh-order-task.ts";
 export { resolveOrderEvents, settleOrderEvents } from "./orders/settle-order-events.ts";
-export { createPoolRegistry, type PoolRegistry } from "./poolRegistry.ts";
-export { type EventRoute, routeEvent } from "./routeEvent.ts";
-export { type RunningWorker, type StartWorkerOptions, startWorker } from "./startWorker.ts";
-export { type JobInput, type MenuInput, upsertJob, upsertMenu } from "./upsertJob.ts";
+export { createPoolRegistry, type PoolRegistry } from "./pool-registry.ts";
+export { type EventRoute, routeEvent } from "./route-event.ts";
+export { type EventOutcome, type Outcome, settleEvents } from "./settle-events.ts";
+export { type RunningWorker, type StartWorkerOptions, startWorker } from "./start-worker.ts";
+export { type JobInput, type MenuInput, upsertJob, upsertMenu } from "./upsert-job.ts";
 export {
   type ChannelConnectionInput,
   type ChannelInput,
   type LocationInput,
   replaceMerchantLocations,
   upsertChannels,
-} from "./upsertLocations.ts";
+} from "./upsert-locations.ts";
 export {
   type ConnectionInput,
   type MerchantInput,
   upsertConnection,
   upsertMerchant,
-} from "./upsertMerchant.ts";
-export { createWorkerMetrics, type WorkerMetrics } from "./workerMetrics.ts";
+} from "./upsert-merchant.ts";
+export { createWorkerMetrics, type WorkerMetrics } from "./worker-metrics.ts";

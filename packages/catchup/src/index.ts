@@ -1,36 +1,36 @@
-export { type AppliedPage, applyOrderPage } from "./applyOrderPage.ts";
-export { type BackfillCheckpoint, readBackfillCheckpoint } from "./backfillCheckpoint.ts";
-export type { CatchupApi, CatchupMerchantApi } from "./catchupApi.ts";
-export { CatchupError, type CatchupErrorCode, describeError } from "./catchupError.ts";
-export type { CatchupProgress, MerchantCatchupResult } from "./catchupMerchant.ts";
+export { type AppliedPage, applyOrderPage } from "./apply-order-page.ts";
+export { type BackfillCheckpoint, readBackfillCheckpoint } from "./backfill-checkpoint.ts";
+export type { CatchupApi, CatchupMerchantApi } from "./catchup-api.ts";
+export { CatchupError, type CatchupErrorCode, describeError } from "./catchup-error.ts";
+export type { CatchupProgress, MerchantCatchupResult } from "./catchup-merchant.ts";
 export {
   type CatchupPayload,
   type CatchupTaskOptions,
   catchupCrontab,
   catchupTasks,
   scheduleCatchup,
-} from "./catchupTasks.ts";
+} from "./catchup-tasks.ts";
 export {
   compareOrder,
   type DifferenceKind,
   describeDifference,
   type OrderDifference,
   type OrderState,
-} from "./compareOrders.ts";
-export { type EventCursor, readEventCursor } from "./eventCursor.ts";
-export { listActiveMerchants } from "./listMerchants.ts";
-export { repairOrder } from "./repairOrder.ts";
+} from "./compare-order.ts";
+export { type EventCursor, readEventCursor } from "./event-cursor.ts";
+export { listActiveMerchants } from "./list-active-merchants.ts";
+export { repairOrder } from "./repair-order.ts";
 export {
   type BackfillProgress,
   type BackfillResult,
   type RunBackfillOptions,
   runBackfill,
   WATERMARK_MARGIN_MS,
-} from "./runBackfill.ts";
-export { type CatchupResult, type RunCatchupOptions, runCatchup } from "./runCatchup.ts";
+} from "./run-backfill.ts";
+export { type CatchupResult, type RunCatchupOptions, runCatchup } from "./run-catchup.ts";
 export {
   type MerchantVerifyResult,
   type VerifyReplicaOptions,
   type VerifyResult,
   verifyReplica,
-} from "./verifyReplica.ts";
+} from "./verify-replica.ts";

@@ -7,7 +7,7 @@ import {
   type OrderInput,
   settleCoveredOrderEvents,
 } from "@loops-sync/replica";
-import type { WorkerContext } from "../workerContext.ts";
+import type { WorkerContext } from "../worker-context.ts";
 
 /** An order naming a location the replica lacks asks for a refresh of the merchant's locations this late. */
 const LOCATIONS_DELAY_MS = 250;

@@ -6,8 +6,8 @@ import {
   type OrderInput,
   type UpstreamFailure,
 } from "@loops-sync/replica";
-import type { MerchantApi } from "../loopsApi.ts";
-import type { WorkerContext } from "../workerContext.ts";
+import type { MerchantApi } from "../loops-api.ts";
+import type { WorkerContext } from "../worker-context.ts";
 import { type Claimed, type ClaimResult, claimOrders, needsFetch, ORDER_BATCH_ROWS } from "./claim-orders.ts";
 import { fetchOrder } from "./fetch-order.ts";
 import { observeCommitted, observeStage } from "./observe-order-stage.ts";
@@ -20,8 +20,8 @@ import type { OrderBatchOptions } from "./refresh-order-batch.ts";
 export const ORDER_BATCH_JOIN_MS = 500;
 /**
  * A batch runs its join claims at least this far apart: the joins asked for meanwhile share the next claim.
- * (Each NOTIFY asks for one, hundreds a second under load; a claim is a statement, and the CPU they cost was
- * felt by every other step on a busy machine.)
+ * (Each NOTIFY asks for one; a claim is a statement, and on a busy machine its CPU is taken from every
+ * other step.)
  */
 export const ORDER_BATCH_JOIN_GAP_MS = 10;
 

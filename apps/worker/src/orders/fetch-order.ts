@@ -1,5 +1,5 @@
 import { InvalidOrderError } from "@loops-sync/replica";
-import type { MerchantApi } from "../loopsApi.ts";
+import type { MerchantApi } from "../loops-api.ts";
 
 /**
  * GET /orders/{id}, refusing an answer about another order: applying it would write that order under the

@@ -1,4 +1,4 @@
-import type { WorkerContext } from "../workerContext.ts";
+import type { WorkerContext } from "../worker-context.ts";
 import type { Claimed } from "./claim-orders.ts";
 
 /** Observes a stage that started at `since` (performance.now()) and ends now; returns now. */

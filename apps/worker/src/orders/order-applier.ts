@@ -1,6 +1,6 @@
 import { pipelinedTransaction } from "@loops-sync/db";
 import type { ApplyOrderResult, OrderInput } from "@loops-sync/replica";
-import type { WorkerContext } from "../workerContext.ts";
+import type { WorkerContext } from "../worker-context.ts";
 import { countApplied, type FetchedOrder, sendFetchedOrders } from "./apply-fetched-orders.ts";
 
 /** Orders one commit takes at most; the rest go in the next. */
@@ -32,7 +32,7 @@ export interface OrderApplier {
  * and graphile-worker's jobs, never sync.order_refresh nor an advisory lock (what an open batch holds while
  * it waits here), so a batch never waits on a commit that waits on it; a wait for a lock that another
  * transaction holds longer than APPLY_LOCK_TIMEOUT_MS fails the group instead. One commit runs at a time
- * (two at once measured no better: docs/decisions.md), on a pooled connection that the waiting batches
+ * (docs/decisions.md, "Fetched orders are committed as they arrive"), on a pooled connection that the waiting batches
  * must leave free (startWorker sizes both).
  */
 export function createOrderApplier(ctx: Pick<WorkerContext, "sql" | "metrics" | "logger">): OrderApplier {

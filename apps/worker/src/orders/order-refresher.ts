@@ -1,6 +1,6 @@
 import { ORDER_REFRESH_CHANNEL, type Sql } from "@loops-sync/db";
 import pLimit from "p-limit";
-import type { WorkerContext } from "../workerContext.ts";
+import type { WorkerContext } from "../worker-context.ts";
 import { createOrderApplier } from "./order-applier.ts";
 import { ORDER_FETCH_CONCURRENCY, refreshOrderBatch } from "./refresh-order-batch.ts";
 

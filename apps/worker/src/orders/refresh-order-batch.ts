@@ -1,7 +1,7 @@
 import type { TransactionSql } from "@loops-sync/db";
 import { pauseMerchant, revokeMerchant } from "@loops-sync/replica";
 import type { LimitFunction } from "p-limit";
-import type { WorkerContext } from "../workerContext.ts";
+import type { WorkerContext } from "../worker-context.ts";
 import { claimOrders, ORDER_BATCH_ROWS } from "./claim-orders.ts";
 import { type FetchedClaims, fetchClaimedOrders } from "./fetch-claimed-orders.ts";
 import type { OrderApplier } from "./order-applier.ts";

@@ -1,7 +1,7 @@
 import { applyOrderIfNewer } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
-import { parseIds, upstreamTask } from "../upstreamTask.ts";
-import type { WorkerContext } from "../workerContext.ts";
+import { parseIds, upstreamTask } from "../upstream-task.ts";
+import type { WorkerContext } from "../worker-context.ts";
 import { fetchOrder } from "./fetch-order.ts";
 import { resolveOrderEvents, settleOrderEvents } from "./settle-order-events.ts";
 

@@ -1,6 +1,6 @@
 import type { TransactionSql } from "@loops-sync/db";
 import { enqueueJob } from "@loops-sync/replica";
-import type { WorkerContext } from "../workerContext.ts";
+import type { WorkerContext } from "../worker-context.ts";
 import { type Claimed, queueOrders } from "./claim-orders.ts";
 import type { FetchedClaims } from "./fetch-claimed-orders.ts";
 import { orderJobKey } from "./refresh-order-task.ts";

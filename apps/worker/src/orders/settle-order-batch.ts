@@ -1,6 +1,6 @@
 import type { TransactionSql } from "@loops-sync/db";
 import { type ApplyOrderResult, settleCoveredOrderEvents } from "@loops-sync/replica";
-import type { WorkerContext } from "../workerContext.ts";
+import type { WorkerContext } from "../worker-context.ts";
 import { applyFetchedOrders, countApplied } from "./apply-fetched-orders.ts";
 import { type Claimed, needsFetch } from "./claim-orders.ts";
 import type { Fetched } from "./fetch-claimed-orders.ts";

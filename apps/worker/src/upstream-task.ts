@@ -8,7 +8,7 @@ import {
   revokeMerchant,
 } from "@loops-sync/replica";
 import type { JobHelpers, Task } from "graphile-worker";
-import type { WorkerContext } from "./workerContext.ts";
+import type { WorkerContext } from "./worker-context.ts";
 
 /** A task that calls Loops for one merchant; `upstreamTask` wraps it in the etiquette every such task shares. */
 export interface UpstreamTaskSpec<K extends TaskName> {

@@ -1,8 +1,8 @@
 import type { Task } from "graphile-worker";
-import { settleRoutedEvents } from "./eventOutcomes.ts";
-import { type JobInput, type MenuInput, upsertJob, upsertMenu } from "./upsertJob.ts";
-import { parseIds, upstreamTask } from "./upstreamTask.ts";
-import type { WorkerContext } from "./workerContext.ts";
+import { settleRoutedEvents } from "./settle-events.ts";
+import { type JobInput, type MenuInput, upsertJob, upsertMenu } from "./upsert-job.ts";
+import { parseIds, upstreamTask } from "./upstream-task.ts";
+import type { WorkerContext } from "./worker-context.ts";
 
 /** A job.completed event arrived but GET /jobs still reads in progress: retried with backoff. */
 export class JobNotFinishedError extends Error {

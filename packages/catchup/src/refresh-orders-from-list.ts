@@ -1,8 +1,8 @@
 import type { Logger } from "@loops-sync/config";
 import type { Sql } from "@loops-sync/db";
 import { LoopsResponseError } from "@loops-sync/loops-client";
-import { applyOrderPage } from "./applyOrderPage.ts";
-import type { CatchupMerchantApi } from "./catchupApi.ts";
+import { applyOrderPage } from "./apply-order-page.ts";
+import type { CatchupMerchantApi } from "./catchup-api.ts";
 
 export interface RefreshOrdersFromListOptions {
   sql: Sql;

@@ -8,12 +8,12 @@ import {
   readMerchantState,
   revokeMerchant,
 } from "@loops-sync/replica";
-import { readBackfillCheckpoint } from "./backfillCheckpoint.ts";
-import { type CatchupApi, requestCount } from "./catchupApi.ts";
-import { CatchupError, describeError, isCursorRefused } from "./catchupError.ts";
-import { finishCursorRun, readEventCursor, resetEventCursor, startCursorRun } from "./eventCursor.ts";
-import { type BackfillResult, runBackfill } from "./runBackfill.ts";
-import { LIST_MARGIN_MS, storeEventPage } from "./storeEventPage.ts";
+import { readBackfillCheckpoint } from "./backfill-checkpoint.ts";
+import { type CatchupApi, requestCount } from "./catchup-api.ts";
+import { CatchupError, describeError, isCursorRefused } from "./catchup-error.ts";
+import { finishCursorRun, readEventCursor, resetEventCursor, startCursorRun } from "./event-cursor.ts";
+import { type BackfillResult, runBackfill } from "./run-backfill.ts";
+import { LIST_MARGIN_MS, storeEventPage } from "./store-event-page.ts";
 
 export interface CatchupProgress {
   merchantId: string;

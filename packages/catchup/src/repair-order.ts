@@ -1,7 +1,7 @@
 import type { Sql } from "@loops-sync/db";
 import type { Order } from "@loops-sync/loops-client";
-import { applyOrderPage } from "./applyOrderPage.ts";
-import type { OrderDifference } from "./compareOrders.ts";
+import { applyOrderPage } from "./apply-order-page.ts";
+import type { OrderDifference } from "./compare-order.ts";
 
 /**
  * Makes the replica match upstream for one difference, in one transaction. Missing and older orders go

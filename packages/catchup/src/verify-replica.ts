@@ -3,11 +3,11 @@ import type { Sql } from "@loops-sync/db";
 import type { Order } from "@loops-sync/loops-client";
 import { classifyUpstreamFailure, readMerchantState, revokeMerchant } from "@loops-sync/replica";
 import { type Database, kyselyOver } from "@loops-sync/schema";
-import type { CatchupApi, CatchupMerchantApi } from "./catchupApi.ts";
-import { describeError } from "./catchupError.ts";
-import { compareOrder, type OrderDifference, type OrderState } from "./compareOrders.ts";
-import { listActiveMerchants } from "./listMerchants.ts";
-import { repairOrder } from "./repairOrder.ts";
+import type { CatchupApi, CatchupMerchantApi } from "./catchup-api.ts";
+import { describeError } from "./catchup-error.ts";
+import { compareOrder, type OrderDifference, type OrderState } from "./compare-order.ts";
+import { listActiveMerchants } from "./list-active-merchants.ts";
+import { repairOrder } from "./repair-order.ts";
 
 export interface VerifyReplicaOptions {
   sql: Sql;

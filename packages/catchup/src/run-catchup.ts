@@ -1,8 +1,8 @@
 import type { Logger } from "@loops-sync/config";
 import type { Sql } from "@loops-sync/db";
-import { type CatchupApi, requestCount } from "./catchupApi.ts";
-import { type CatchupProgress, catchupMerchant, type MerchantCatchupResult } from "./catchupMerchant.ts";
-import { listActiveMerchants } from "./listMerchants.ts";
+import { type CatchupApi, requestCount } from "./catchup-api.ts";
+import { type CatchupProgress, catchupMerchant, type MerchantCatchupResult } from "./catchup-merchant.ts";
+import { listActiveMerchants } from "./list-active-merchants.ts";
 
 export interface RunCatchupOptions {
   sql: Sql;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { jobIdOf, routeEvent } from "./routeEvent.ts";
+import { jobIdOf, routeEvent } from "./route-event.ts";
 
 describe("routeEvent", () => {
   it("routes each family of event types to the task that answers it", () => {

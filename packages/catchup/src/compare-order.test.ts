@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { compareOrder, describeDifference } from "./compareOrders.ts";
+import { compareOrder, describeDifference } from "./compare-order.ts";
 
 const m = "mer_1";
 describe("compareOrder", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { backfillCoverage } from "./backfillCoverage.ts";
+import { backfillCoverage } from "./backfill-coverage.ts";
 
 const base = { since: new Date(0), newest: 1000, oldestListed: 750, nextCursor: "c", seen: 10, expected: 0 };
 

@@ -20,7 +20,7 @@ export interface WorkerMetrics {
   orderRefreshLag: Histogram;
 }
 
-/** Stage boundaries for order refreshes: the 20 ms of a typical API answer and the 100 ms a user notices. */
+/** Stage boundaries for order refreshes: fine around one API answer, and at the 100 ms a user notices. */
 const ORDER_REFRESH_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 /**

@@ -2,8 +2,8 @@ import type { Logger } from "@loops-sync/config";
 import type { Sql, TaskPayloads } from "@loops-sync/db";
 import { enqueueJob } from "@loops-sync/replica";
 import type { TaskList } from "graphile-worker";
-import type { CatchupApi } from "./catchupApi.ts";
-import { runCatchup } from "./runCatchup.ts";
+import type { CatchupApi } from "./catchup-api.ts";
+import { runCatchup } from "./run-catchup.ts";
 
 /** Payload of the `catchup` task: one merchant, or every active one when absent. */
 export type CatchupPayload = TaskPayloads["catchup"];

@@ -1,11 +1,11 @@
 import { classifyUpstreamFailure } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
-import { settleRoutedEvents } from "./eventOutcomes.ts";
-import type { CallOptions, MerchantApi } from "./loopsApi.ts";
-import type { ChannelConnectionInput, ChannelInput, LocationInput } from "./upsertLocations.ts";
-import { replaceMerchantLocations, upsertChannels } from "./upsertLocations.ts";
-import { parseIds, upstreamTask } from "./upstreamTask.ts";
-import type { WorkerContext } from "./workerContext.ts";
+import type { CallOptions, MerchantApi } from "./loops-api.ts";
+import { settleRoutedEvents } from "./settle-events.ts";
+import type { ChannelConnectionInput, ChannelInput, LocationInput } from "./upsert-locations.ts";
+import { replaceMerchantLocations, upsertChannels } from "./upsert-locations.ts";
+import { parseIds, upstreamTask } from "./upstream-task.ts";
+import type { WorkerContext } from "./worker-context.ts";
 
 /** Upper bound on pages of GET /locations, so a misbehaving cursor cannot loop forever. */
 const MAX_PAGES = 1000;

@@ -1,5 +1,5 @@
 import type { Sql, EventOutcome as StoredOutcome, TransactionSql } from "@loops-sync/db";
-import { type EventRoute, jobIdOf, routeEvent } from "./routeEvent.ts";
+import { type EventRoute, jobIdOf, routeEvent } from "./route-event.ts";
 
 /** An outcome the worker records (every one but `pending`). */
 export type Outcome = Exclude<StoredOutcome, "pending">;

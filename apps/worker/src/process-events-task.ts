@@ -1,10 +1,10 @@
 import type { TransactionSql } from "@loops-sync/db";
 import { enqueueJob, type JobSpec, revokeMerchant } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
-import { type EventOutcome, settleEvents } from "./eventOutcomes.ts";
 import { type QueuedOrder, queueOrders } from "./orders/claim-orders.ts";
-import { jobIdOf, routeEvent } from "./routeEvent.ts";
-import type { WorkerContext } from "./workerContext.ts";
+import { jobIdOf, routeEvent } from "./route-event.ts";
+import { type EventOutcome, settleEvents } from "./settle-events.ts";
+import type { WorkerContext } from "./worker-context.ts";
 
 interface StoredEvent {
   id: string;

@@ -1,7 +1,7 @@
 import { LoopsApiError } from "@loops-sync/loops-client";
 import { classifyUpstreamFailure } from "@loops-sync/replica";
 import { describe, expect, it } from "vitest";
-import { isCursorRefused } from "./catchupError.ts";
+import { isCursorRefused } from "./catchup-error.ts";
 
 const refusal = (status: number, code: string, errors?: { field: string; message: string }[]) =>
   classifyUpstreamFailure(

@@ -1,14 +1,14 @@
 import { revokeMerchant } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
-import { settleRoutedEvents } from "./eventOutcomes.ts";
+import { settleRoutedEvents } from "./settle-events.ts";
 import {
   type ConnectionInput,
   type MerchantInput,
   upsertConnection,
   upsertMerchant,
-} from "./upsertMerchant.ts";
-import { parseIds, upstreamTask } from "./upstreamTask.ts";
-import type { WorkerContext } from "./workerContext.ts";
+} from "./upsert-merchant.ts";
+import { parseIds, upstreamTask } from "./upstream-task.ts";
+import type { WorkerContext } from "./worker-context.ts";
 
 function checkResource<T>(value: unknown, what: string, fields: string[]): T {
   const v = value as Record<string, unknown> | null;

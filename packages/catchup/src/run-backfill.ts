@@ -1,17 +1,17 @@
 import type { Logger } from "@loops-sync/config";
 import type { Sql } from "@loops-sync/db";
 import { classifyUpstreamFailure, readMerchantState, revokeMerchant } from "@loops-sync/replica";
-import { applyOrderPage } from "./applyOrderPage.ts";
+import { applyOrderPage } from "./apply-order-page.ts";
 import {
   advanceBackfillRun,
   completeBackfillRun,
   failBackfillRun,
   readBackfillCheckpoint,
   startBackfillRun,
-} from "./backfillCheckpoint.ts";
-import { backfillCoverage, countReplicaOrders } from "./backfillCoverage.ts";
-import { type CatchupApi, requestCount } from "./catchupApi.ts";
-import { CatchupError, describeError } from "./catchupError.ts";
+} from "./backfill-checkpoint.ts";
+import { backfillCoverage, countReplicaOrders } from "./backfill-coverage.ts";
+import { type CatchupApi, requestCount } from "./catchup-api.ts";
+import { CatchupError, describeError } from "./catchup-error.ts";
 
 /** How far below the newest updated_at of the first page the next watermark is set. */
 export const WATERMARK_MARGIN_MS = 5 * 60_000;

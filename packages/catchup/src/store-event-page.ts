@@ -2,10 +2,10 @@ import type { Logger } from "@loops-sync/config";
 import { type Sql, storeEventsAndEnqueue } from "@loops-sync/db";
 import type { Event } from "@loops-sync/loops-client";
 import { settleCoveredOrderEvents } from "@loops-sync/replica";
-import type { CatchupMerchantApi } from "./catchupApi.ts";
-import { advanceEventCursor } from "./eventCursor.ts";
-import { findUncoveredOrders } from "./findUncoveredOrders.ts";
-import { type ListRefreshResult, refreshOrdersFromList } from "./refreshOrdersFromList.ts";
+import type { CatchupMerchantApi } from "./catchup-api.ts";
+import { advanceEventCursor } from "./event-cursor.ts";
+import { findUncoveredOrders } from "./find-uncovered-orders.ts";
+import { type ListRefreshResult, refreshOrdersFromList } from "./refresh-orders-from-list.ts";
 
 /** Listed from this far before the oldest event that asks for an order, in case its updated_at is a bit older. */
 export const LIST_MARGIN_MS = 60_000;

@@ -5,18 +5,18 @@ import { enqueueJob, pausedMerchantFlags } from "@loops-sync/replica";
 import { run, type Task, type TaskList, type WorkerEvents } from "graphile-worker";
 import pg from "pg";
 import type { Registry } from "prom-client";
-import { graphileLogger } from "./graphileLogger.ts";
-import type { LoopsApi } from "./loopsApi.ts";
+import { graphileLogger } from "./graphile-logger.ts";
+import type { LoopsApi } from "./loops-api.ts";
 import { startOrderRefresher } from "./orders/order-refresher.ts";
 import { refreshOrderTask } from "./orders/refresh-order-task.ts";
-import { createPoolRegistry } from "./poolRegistry.ts";
-import { processEventsTask } from "./processEvents.ts";
-import { refreshJobTask } from "./refreshJob.ts";
-import { refreshChannelsTask, refreshLocationsTask } from "./refreshLocations.ts";
-import { refreshMerchantTask } from "./refreshMerchant.ts";
-import { refreshResourcesTask } from "./refreshResources.ts";
-import type { WorkerContext } from "./workerContext.ts";
-import { createWorkerMetrics } from "./workerMetrics.ts";
+import { createPoolRegistry } from "./pool-registry.ts";
+import { processEventsTask } from "./process-events-task.ts";
+import { refreshJobTask } from "./refresh-job-task.ts";
+import { refreshChannelsTask, refreshLocationsTask } from "./refresh-locations-task.ts";
+import { refreshMerchantTask } from "./refresh-merchant-task.ts";
+import { refreshResourcesTask } from "./refresh-resources-task.ts";
+import type { WorkerContext } from "./worker-context.ts";
+import { createWorkerMetrics } from "./worker-metrics.ts";
 
 export interface StartWorkerOptions {
   /** The database holding the queue and the replica; graphile-worker opens its own pool on it. */

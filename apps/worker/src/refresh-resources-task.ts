@@ -1,6 +1,6 @@
 import { enqueueJob } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
-import type { WorkerContext } from "./workerContext.ts";
+import type { WorkerContext } from "./worker-context.ts";
 
 /**
  * refresh_resources (at start and by cron): one refresh_locations and refresh_merchant per active merchant,

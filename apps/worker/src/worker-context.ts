@@ -1,7 +1,7 @@
 import type { Logger } from "@loops-sync/config";
 import type { Sql } from "@loops-sync/db";
-import type { LoopsApi } from "./loopsApi.ts";
-import type { WorkerMetrics } from "./workerMetrics.ts";
+import type { LoopsApi } from "./loops-api.ts";
+import type { WorkerMetrics } from "./worker-metrics.ts";
 
 /** What every task shares: the pool, the API client and where to report. */
 export interface WorkerContext {
