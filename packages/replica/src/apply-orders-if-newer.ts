@@ -76,14 +76,17 @@ export async function applyOrdersIfNewer(
       { id: string; changed: boolean; previous_version: number | null; version: number }[]
     >`
       -- Each order with the event it is recorded as last changed by: the newest of the events named, or the
-      -- order's newest open event when asked (primary-key and order-index lookups in this statement).
+      -- order's newest open event when asked (primary-key and order-index lookups in this statement). Each
+      -- branch runs only for orders that ask for it (a one-time filter): a plan cached while sync.events was
+      -- small may scan that table, and a list page names no events.
       with input as (
         select e -> 'o' as o, ordinality, ev.id as event_id, coalesce(ev.source, e #>> '{p,source}') as source
         from jsonb_array_elements(${json}::text::jsonb) with ordinality as t(e, ordinality)
         left join lateral (
           select c.id, c.source from (
             select s.id, s.source, s.created_at from sync.events s
-            where s.id = any(array(select jsonb_array_elements_text(e #> '{p,eventIds}')))
+            where e #> '{p,eventIds}' is not null
+              and s.id = any(array(select jsonb_array_elements_text(e #> '{p,eventIds}')))
             union all
             select s.id, s.source, s.created_at from sync.events s
             where (e #>> '{p,openEvent}')::boolean and s.order_id = e #>> '{o,id}'
