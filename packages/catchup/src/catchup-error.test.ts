@@ -1,7 +1,7 @@
 import { LoopsApiError } from "@loops-sync/loops-client";
 import { classifyUpstreamFailure } from "@loops-sync/replica";
 import { describe, expect, it } from "vitest";
-import { isCursorRefused } from "./catchup-error.ts";
+import { isCursorRefused, isFieldRefused } from "./catchup-error.ts";
 
 const refusal = (status: number, code: string, errors?: { field: string; message: string }[]) =>
   classifyUpstreamFailure(
@@ -21,5 +21,15 @@ describe("isCursorRefused", () => {
     );
     expect(isCursorRefused(refusal(503, "upstream_unavailable"))).toBe(false);
     expect(isCursorRefused(classifyUpstreamFailure(new Error("boom")))).toBe(false);
+  });
+});
+
+describe("isFieldRefused", () => {
+  it("is true only for a 400 whose field errors name that field", () => {
+    const cursor = refusal(400, "invalid_request", [{ field: "cursor", message: "expired" }]);
+    expect(isFieldRefused(cursor, "cursor")).toBe(true);
+    expect(isFieldRefused(cursor, "after")).toBe(false);
+    expect(isFieldRefused(refusal(410, "gone"), "cursor")).toBe(false);
+    expect(isFieldRefused(refusal(503, "upstream_unavailable"), "cursor")).toBe(false);
   });
 });

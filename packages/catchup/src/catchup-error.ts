@@ -26,7 +26,12 @@ export class CatchupError extends Error {
  * stays an error.
  */
 export function isCursorRefused(failure: UpstreamFailure): boolean {
-  return failure.kind === "permanent" && (failure.status === 410 || failure.refusedFields.includes("after"));
+  return (failure.kind === "permanent" && failure.status === 410) || isFieldRefused(failure, "after");
+}
+
+/** A 400 whose field errors name `field` (an `after` or page `cursor` upstream no longer accepts). */
+export function isFieldRefused(failure: UpstreamFailure, field: string): boolean {
+  return failure.kind === "permanent" && failure.refusedFields.includes(field);
 }
 
 /** One line for sync.cursors/sync.backfills.last_run_error and reports (client errors never carry credentials). */

@@ -11,7 +11,7 @@ import {
 } from "./backfill-checkpoint.ts";
 import { backfillCoverage, countReplicaOrders } from "./backfill-coverage.ts";
 import { type CatchupApi, requestCount } from "./catchup-api.ts";
-import { CatchupError, describeError } from "./catchup-error.ts";
+import { CatchupError, describeError, isFieldRefused } from "./catchup-error.ts";
 
 /** How far below the newest updated_at of the first page the next watermark is set. */
 export const WATERMARK_MARGIN_MS = 5 * 60_000;
@@ -119,9 +119,7 @@ export async function runBackfill({
       };
       const page = await api.orders.list(query, signal ? { signal } : {}).catch(async (error: unknown) => {
         // A stored page cursor upstream no longer accepts: start the run over (the pages are idempotent).
-        const failure = classifyUpstreamFailure(error);
-        if (!cursor || !(failure.kind === "permanent" && failure.refusedFields.includes("cursor")))
-          throw error;
+        if (!cursor || !isFieldRefused(classifyUpstreamFailure(error), "cursor")) throw error;
         logger?.warn(
           { merchantId },
           "backfill: the checkpoint's page cursor was refused; starting the run over",
