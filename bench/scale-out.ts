@@ -11,7 +11,7 @@ import { type Sandbox, startSandbox } from "@loops-sync/sandbox";
 import { signWebhook } from "@loops-sync/webhooks";
 import { compareReplicaWithTruth } from "#testkit/compare-replica";
 import { freePort } from "#testkit/free-port";
-import { ProcessGroup } from "#testkit/processes";
+import { loopsApiEnv, ProcessGroup } from "#testkit/processes";
 import { type BenchDatabase, createBenchDatabase } from "./bench-database.ts";
 import { describeMachine, formatLoad } from "./machine.ts";
 
@@ -155,11 +155,7 @@ async function runPhase(
   const secret = `whsec_${randomBytes(24).toString("base64")}`;
   const env = {
     DATABASE_URL: db.url,
-    LOOPS_API_URL: sandbox.apiUrl,
-    LOOPS_AUTH_URL: sandbox.authUrl,
-    LOOPS_CLIENT_ID: sandbox.credentials.clientId,
-    LOOPS_CLIENT_SECRET: sandbox.credentials.clientSecret,
-    LOOPS_APPLICATION_ID: sandbox.credentials.applicationId,
+    ...loopsApiEnv(sandbox),
     LOOPS_WEBHOOK_SECRETS: secret,
     HOST: "127.0.0.1",
     WORKER_CONCURRENCY: String(CONCURRENCY),

@@ -1,4 +1,5 @@
 import type { Sandbox } from "@loops-sync/sandbox";
+import { loopsApiEnv } from "#testkit/processes";
 import { type CliProcess, startCliProcess } from "./cli-process.ts";
 
 export interface ServiceEnvOptions {
@@ -10,11 +11,7 @@ export interface ServiceEnvOptions {
 export function serviceEnv({ databaseUrl, sandbox }: ServiceEnvOptions): Record<string, string> {
   return {
     DATABASE_URL: databaseUrl,
-    LOOPS_API_URL: sandbox.apiUrl,
-    LOOPS_AUTH_URL: sandbox.authUrl,
-    LOOPS_CLIENT_ID: sandbox.credentials.clientId,
-    LOOPS_CLIENT_SECRET: sandbox.credentials.clientSecret,
-    LOOPS_APPLICATION_ID: sandbox.credentials.applicationId,
+    ...loopsApiEnv(sandbox),
     LOOPS_MERCHANT_IDS: sandbox.merchantIds.join(","),
     LOOPS_SYNC_MIGRATE_ON_START: "false",
     HOST: "127.0.0.1",

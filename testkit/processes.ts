@@ -177,6 +177,24 @@ async function listeningUrl(child: LoopsSyncProcess, msg: string, timeoutMs: num
   return url;
 }
 
+/** Where a Loops API answers (the sandbox or a stand-in) and the credentials it accepts. */
+export interface LoopsApi {
+  apiUrl: string;
+  authUrl: string;
+  credentials: { clientId: string; clientSecret: string; applicationId: string };
+}
+
+/** The variables that point a `loops-sync` child at a Loops API: a sandbox object fits as it is. */
+export function loopsApiEnv({ apiUrl, authUrl, credentials }: LoopsApi): Record<string, string> {
+  return {
+    LOOPS_API_URL: apiUrl,
+    LOOPS_AUTH_URL: authUrl,
+    LOOPS_CLIENT_ID: credentials.clientId,
+    LOOPS_CLIENT_SECRET: credentials.clientSecret,
+    LOOPS_APPLICATION_ID: credentials.applicationId,
+  };
+}
+
 export interface LoopsSyncEnvOptions {
   databaseUrl: string;
   /** The sandbox (or a stand-in) the worker calls. */
@@ -203,11 +221,7 @@ export function loopsSyncEnv({
 }: LoopsSyncEnvOptions): Record<string, string> {
   return {
     DATABASE_URL: databaseUrl,
-    LOOPS_API_URL: api.apiUrl,
-    LOOPS_AUTH_URL: api.authUrl,
-    LOOPS_CLIENT_ID: credentials.clientId,
-    LOOPS_CLIENT_SECRET: credentials.clientSecret,
-    LOOPS_APPLICATION_ID: credentials.applicationId,
+    ...loopsApiEnv({ ...api, credentials }),
     LOOPS_WEBHOOK_SECRETS: webhookSecrets.join(","),
     PORT: String(port),
     HOST: "127.0.0.1",

@@ -1,6 +1,7 @@
 // The operator commands end to end: `loops-sync` spawned against a real Postgres and the sandbox over HTTP.
 import { type Sandbox, startSandbox } from "@loops-sync/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loopsApiEnv } from "#testkit/processes";
 import { enqueuedEventCounts, makeOrders, replicaOrders, truthOrders } from "../catchup/support.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 import { runCli } from "./operator-run.ts";
@@ -19,11 +20,7 @@ describe("loops-sync operator commands", () => {
     env = {
       DATABASE_URL: db.url,
       LOOPS_SYNC_MIGRATE_ON_START: "false",
-      LOOPS_API_URL: sandbox.apiUrl,
-      LOOPS_AUTH_URL: sandbox.authUrl,
-      LOOPS_CLIENT_ID: sandbox.credentials.clientId,
-      LOOPS_CLIENT_SECRET: sandbox.credentials.clientSecret,
-      LOOPS_APPLICATION_ID: sandbox.credentials.applicationId,
+      ...loopsApiEnv(sandbox),
     };
   });
 

@@ -9,6 +9,7 @@ import { createInterface } from "node:readline";
 import { defaultSeed, type Sandbox, startSandbox } from "@loops-sync/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "#testkit/free-port";
+import { loopsApiEnv } from "#testkit/processes";
 import { makeOrders } from "../catchup/support.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 import { bin, runCli } from "./operator-run.ts";
@@ -17,13 +18,7 @@ const BEHIND =
   /^loops-sync: the database schema is behind: migration 0001_sync\.sql and \d+ more not applied; run `loops-sync migrate`$/;
 
 function apiEnv(sandbox: Sandbox, secret = sandbox.credentials.clientSecret): Record<string, string> {
-  return {
-    LOOPS_API_URL: sandbox.apiUrl,
-    LOOPS_AUTH_URL: sandbox.authUrl,
-    LOOPS_CLIENT_ID: sandbox.credentials.clientId,
-    LOOPS_CLIENT_SECRET: secret,
-    LOOPS_APPLICATION_ID: sandbox.credentials.applicationId,
-  };
+  return { ...loopsApiEnv(sandbox), LOOPS_CLIENT_SECRET: secret };
 }
 
 describe("loops-sync against a schema that is behind", () => {

@@ -8,6 +8,7 @@ import path from "node:path";
 import { DEFAULT_SANDBOX_CREDENTIALS, DEFAULT_WEBHOOK_SECRET } from "@loops-sync/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "#testkit/free-port";
+import { loopsApiEnv } from "#testkit/processes";
 import { waitFor } from "#testkit/wait-for";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 
@@ -164,11 +165,11 @@ describe("the packed CLI installed from its tarball", () => {
         cwd: scratch,
         env: cleanEnv({
           DATABASE_URL: db.url,
-          LOOPS_API_URL: `${sandboxUrl}/v1`,
-          LOOPS_AUTH_URL: `${sandboxUrl}/oauth/token`,
-          LOOPS_CLIENT_ID: DEFAULT_SANDBOX_CREDENTIALS.clientId,
-          LOOPS_CLIENT_SECRET: DEFAULT_SANDBOX_CREDENTIALS.clientSecret,
-          LOOPS_APPLICATION_ID: DEFAULT_SANDBOX_CREDENTIALS.applicationId,
+          ...loopsApiEnv({
+            apiUrl: `${sandboxUrl}/v1`,
+            authUrl: `${sandboxUrl}/oauth/token`,
+            credentials: DEFAULT_SANDBOX_CREDENTIALS,
+          }),
           LOOPS_WEBHOOK_SECRETS: DEFAULT_WEBHOOK_SECRET,
           PORT: String(port),
           HOST: "127.0.0.1",

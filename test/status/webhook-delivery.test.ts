@@ -2,9 +2,10 @@
 // partner portal has disabled the endpoint), while catch-up keeps finding the events: the completeness
 // alert's series fire, reporting.webhook_delivery and the operator page say so.
 import { readFile } from "node:fs/promises";
-import { DEFAULT_SANDBOX_CREDENTIALS, type Sandbox, startSandbox } from "@loops-sync/sandbox";
+import { type Sandbox, startSandbox } from "@loops-sync/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
+import { loopsApiEnv } from "#testkit/processes";
 import { waitFor } from "#testkit/wait-for";
 import { runCli } from "../cli/operator-run.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
@@ -65,11 +66,7 @@ describe("events arriving only through catch-up", () => {
     for (const o of orders) sandbox.advanceOrder(o.id);
     const env = {
       DATABASE_URL: db.url,
-      LOOPS_API_URL: sandbox.apiUrl,
-      LOOPS_AUTH_URL: sandbox.authUrl,
-      LOOPS_CLIENT_ID: DEFAULT_SANDBOX_CREDENTIALS.clientId,
-      LOOPS_CLIENT_SECRET: DEFAULT_SANDBOX_CREDENTIALS.clientSecret,
-      LOOPS_APPLICATION_ID: DEFAULT_SANDBOX_CREDENTIALS.applicationId,
+      ...loopsApiEnv(sandbox),
       LOOPS_SYNC_MIGRATE_ON_START: "false",
     };
     const catchup = await runCli(["catchup"], env, 60_000);

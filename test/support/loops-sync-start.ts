@@ -1,7 +1,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
-import { DEFAULT_SANDBOX_CREDENTIALS, DEFAULT_WEBHOOK_SECRET, type Sandbox } from "@loops-sync/sandbox";
+import { DEFAULT_WEBHOOK_SECRET, type Sandbox } from "@loops-sync/sandbox";
 import { freePort } from "#testkit/free-port";
+import { loopsApiEnv } from "#testkit/processes";
 import { waitFor } from "#testkit/wait-for";
 
 const bin = path.resolve(import.meta.dirname, "../../bin/loops-sync");
@@ -37,11 +38,7 @@ export function spawnStart({
     env: {
       PATH: process.env.PATH ?? "",
       DATABASE_URL: databaseUrl,
-      LOOPS_API_URL: sandbox.apiUrl,
-      LOOPS_AUTH_URL: sandbox.authUrl,
-      LOOPS_CLIENT_ID: DEFAULT_SANDBOX_CREDENTIALS.clientId,
-      LOOPS_CLIENT_SECRET: DEFAULT_SANDBOX_CREDENTIALS.clientSecret,
-      LOOPS_APPLICATION_ID: DEFAULT_SANDBOX_CREDENTIALS.applicationId,
+      ...loopsApiEnv(sandbox),
       LOOPS_WEBHOOK_SECRETS: DEFAULT_WEBHOOK_SECRET,
       PORT: String(port),
       HOST: "127.0.0.1",
