@@ -1,7 +1,12 @@
 import { EventEmitter } from "node:events";
 import { createLogger, type Logger } from "@loops-sync/config";
 import type { Sql, TaskName } from "@loops-sync/db";
-import { enqueueJob, pausedMerchantFlags } from "@loops-sync/replica";
+import {
+  DEFAULT_PAUSE_BACKOFF,
+  enqueueJob,
+  type PauseBackoff,
+  pausedMerchantFlags,
+} from "@loops-sync/replica";
 import { run, type Task, type TaskList, type WorkerEvents } from "graphile-worker";
 import pg from "pg";
 import type { Registry } from "prom-client";
@@ -9,6 +14,7 @@ import { graphileLogger } from "./graphile-logger.ts";
 import type { LoopsApi } from "./loops-api.ts";
 import { startOrderRefresher } from "./orders/order-refresher.ts";
 import { refreshOrderTask } from "./orders/refresh-order-task.ts";
+import { startPauseProber } from "./pause-prober.ts";
 import { createPoolRegistry } from "./pool-registry.ts";
 import { processEventsTask } from "./process-events-task.ts";
 import { refreshJobTask } from "./refresh-job-task.ts";
@@ -52,6 +58,11 @@ export interface StartWorkerOptions {
   orderRefreshPollMs?: number;
   /** Queue a refresh of merchants, locations and channels when starting. Default: true. */
   refreshResourcesAtStart?: boolean;
+  /**
+   * How long a scope paused by a refusal of Loops waits between probes (PAUSE_PROBE_FIRST_SECONDS,
+   * PAUSE_PROBE_MAX_SECONDS). Default: 30 s, doubling up to 900 s.
+   */
+  pauseBackoff?: PauseBackoff;
   /** More tasks to run in the same pool (catch-up, backfill), by name. Default: none. */
   extraTasks?: TaskList;
   /** More crontab lines (graphile-worker syntax) for those tasks. Default: none. */
@@ -91,6 +102,7 @@ export async function startWorker({
   refreshResourcesAtStart = true,
   orderRefreshConcurrency,
   orderRefreshPollMs,
+  pauseBackoff = DEFAULT_PAUSE_BACKOFF,
   extraTasks = {},
   extraCrontab = "",
 }: StartWorkerOptions): Promise<RunningWorker> {
@@ -98,7 +110,7 @@ export async function startWorker({
     throw new RangeError(`startWorker: concurrency must be a whole number of at least 1, got ${concurrency}`);
   }
   const metrics = createWorkerMetrics(registry);
-  const ctx: WorkerContext = { sql, client, logger, metrics, applicationId };
+  const ctx: WorkerContext = { sql, client, logger, metrics, applicationId, pauseBackoff };
   // `catchup` is packages/catchup's, given in `extraTasks`.
   const tasks: Record<Exclude<TaskName, "catchup">, Task> = {
     process_events: processEventsTask(ctx),
@@ -190,6 +202,7 @@ export async function startWorker({
     await closeQueue().catch(() => {});
     throw error;
   });
+  const prober = startPauseProber(ctx);
   logger.info({ concurrency, merchants: merchantIds.length }, "worker started");
 
   let stopping: Promise<void> | undefined;
@@ -209,7 +222,7 @@ export async function startWorker({
         try {
           // A runner that stopped by itself refuses a second stop; the refresher still has to stop.
           const runnerStopped = stoppedBecause ? Promise.resolve() : runner.stop();
-          await Promise.all([runnerStopped, refresher.stop(shutdownAbortAfterMs)]);
+          await Promise.all([runnerStopped, refresher.stop(shutdownAbortAfterMs), prober.stop()]);
         } finally {
           await closeQueue();
           logger.info("worker stopped");
