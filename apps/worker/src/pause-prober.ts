@@ -25,16 +25,13 @@ export interface PauseProberOptions {
  */
 export function startPauseProber(ctx: WorkerContext, options: PauseProberOptions = {}): PauseProber {
   const { sql, logger, pauseBackoff } = ctx;
-  const everyMs =
-    options.everyMs ?? Math.min(5000, Math.max(100, (pauseBackoff.firstSeconds * 1000) / 5));
+  const everyMs = options.everyMs ?? Math.min(5000, Math.max(100, (pauseBackoff.firstSeconds * 1000) / 5));
   const controller = new AbortController();
   let running: Promise<void> | undefined;
 
   async function probe(pause: UpstreamPause): Promise<void> {
     try {
-      await ctx.client
-        .forMerchant(pause.merchantId)
-        .orders.list({ limit: 1 }, { signal: controller.signal });
+      await ctx.client.forMerchant(pause.merchantId).orders.list({ limit: 1 }, { signal: controller.signal });
     } catch (error) {
       if (controller.signal.aborted) return;
       const failure = classifyUpstreamFailure(error);

@@ -109,11 +109,13 @@ export async function catchupMerchant(options: MerchantCatchupOptions): Promise<
     state = await readMerchantState(sql, merchantId);
   }
   if (state.status === "revoked") return { ...result, status: "skipped_revoked" };
-  if (state.refusal) {
+  // The scheduled task waits for the worker's probe; the operator's command calls anyway (its own probe).
+  const overridePause = state.refusal !== null && options.waitWhenPaused;
+  if (state.refusal && !overridePause) {
     const error = `calls paused: Loops refused them (${state.refusal}); they resume by themselves`;
     return { ...result, status: "skipped_paused", error, refused: state.refusal !== "scope_not_granted" };
   }
-  if (state.pausedUntil) return { ...result, status: "skipped_paused" };
+  if (state.pausedUntil && !overridePause) return { ...result, status: "skipped_paused" };
   let cursor = await readEventCursor(sql, merchantId);
   try {
     if (
@@ -216,7 +218,7 @@ export async function catchupMerchant(options: MerchantCatchupOptions): Promise<
         "merchant revoked the connection (403 connection_not_active)",
       );
       result.status = "revoked";
-    } else if (failure.kind === "paused") {
+    } else if (failure.kind === "paused" && !options.waitWhenPaused) {
       // Not this run's fault: the scope pauses and the next run after the probe goes on from the cursor.
       await enterPause(sql, failure, merchantId, options.pauseBackoff).catch(() => {});
       result.status = "skipped_paused";

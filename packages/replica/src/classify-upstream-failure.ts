@@ -33,7 +33,11 @@ export type UpstreamFailure =
   };
 
 /** Why a scope is paused: the refusal's code (`unauthorized` for a 401 after a token refresh). */
-export type PauseCause = "unauthorized" | "insufficient_scope" | "application_suspended" | "scope_not_granted";
+export type PauseCause =
+  | "unauthorized"
+  | "insufficient_scope"
+  | "application_suspended"
+  | "scope_not_granted";
 
 /** Seconds to wait on a 429 without Retry-After. */
 const DEFAULT_RETRY_AFTER_SECONDS = 5;

@@ -93,7 +93,10 @@ async function startParts(
   }
   if (parts.includes("worker")) {
     const client = createLoopsClientFromEnv(env, logger.child({ name: "loops-client" }), { worker: true });
-    const pauseBackoff = { firstSeconds: env.PAUSE_PROBE_FIRST_SECONDS, maxSeconds: env.PAUSE_PROBE_MAX_SECONDS };
+    const pauseBackoff = {
+      firstSeconds: env.PAUSE_PROBE_FIRST_SECONDS,
+      maxSeconds: env.PAUSE_PROBE_MAX_SECONDS,
+    };
     const worker = await startWorker({
       databaseUrl: runtime.databaseUrl,
       sql,

@@ -64,7 +64,9 @@ function printStatus(status: SyncStatus): void {
   );
   const refused = status.recovery.refusedEvents;
   if (refused.total > 0) {
-    console.log(`refused events: ${refused.total} Postgres cannot store (${refused.lastDay} in the last day)`);
+    console.log(
+      `refused events: ${refused.total} Postgres cannot store (${refused.lastDay} in the last day)`,
+    );
   }
   for (const job of q.failedJobs.slice(0, 5)) {
     console.log(
