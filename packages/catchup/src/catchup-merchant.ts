@@ -58,6 +58,8 @@ export interface MerchantCatchupResult {
   eventsStored: number;
   /** Order events settled at once because a list refresh already brought their version. */
   eventsSettled: number;
+  /** Events Postgres can never store: recorded in sync.refused_events, and the cursor moved past them. */
+  eventsRefused: number;
   /** GET /orders list pages read by the few-calls path, and the orders they changed. */
   listPages: number;
   ordersRefreshed: number;
@@ -85,6 +87,7 @@ export async function catchupMerchant(options: MerchantCatchupOptions): Promise<
     eventsRead: 0,
     eventsStored: 0,
     eventsSettled: 0,
+    eventsRefused: 0,
     listPages: 0,
     ordersRefreshed: 0,
     backfill: undefined,
@@ -188,6 +191,7 @@ export async function catchupMerchant(options: MerchantCatchupOptions): Promise<
       result.eventsRead += page.data.length;
       result.eventsStored += stored.inserted;
       result.eventsSettled += stored.settled;
+      result.eventsRefused += stored.refused;
       onProgress?.({
         merchantId,
         pages: result.pages,

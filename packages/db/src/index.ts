@@ -41,4 +41,5 @@ export {
 } from "./pipelined.ts";
 export { type PruneOptions, type PruneResult, pruneFinished } from "./prune.ts";
 export { payloadField, type TaskName, type TaskPayloads, taskName } from "./tasks.ts";
+export { type UnstorableReason, unstorableReason } from "./unstorable-reason.ts";
 export { withTimeout } from "./with-timeout.ts";
