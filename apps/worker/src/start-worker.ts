@@ -8,7 +8,6 @@ import {
   pausedMerchantFlags,
 } from "@loops-sync/replica";
 import { run, type Task, type TaskList, type WorkerEvents } from "graphile-worker";
-import pg from "pg";
 import type { Registry } from "prom-client";
 import { graphileLogger } from "./graphile-logger.ts";
 import type { LoopsApi } from "./loops-api.ts";
@@ -17,6 +16,7 @@ import { refreshOrderTask } from "./orders/refresh-order-task.ts";
 import { startPauseProber } from "./pause-prober.ts";
 import { createPoolRegistry } from "./pool-registry.ts";
 import { processEventsTask } from "./process-events-task.ts";
+import { createQueuePool } from "./queue-pool.ts";
 import { refreshJobTask } from "./refresh-job-task.ts";
 import { refreshChannelsTask, refreshLocationsTask } from "./refresh-locations-task.ts";
 import { refreshMerchantTask } from "./refresh-merchant-task.ts";
@@ -63,6 +63,11 @@ export interface StartWorkerOptions {
    * PAUSE_PROBE_MAX_SECONDS). Default: 30 s, doubling up to 900 s.
    */
   pauseBackoff?: PauseBackoff;
+  /**
+   * A Postgres outage this short (HEALTH_DATABASE_GRACE_SECONDS) is waited out by the queue's connections
+   * instead of failing them. Default: 60 s.
+   */
+  databaseGraceSeconds?: number;
   /** More tasks to run in the same pool (catch-up, backfill), by name. Default: none. */
   extraTasks?: TaskList;
   /** More crontab lines (graphile-worker syntax) for those tasks. Default: none. */
@@ -103,6 +108,7 @@ export async function startWorker({
   orderRefreshConcurrency,
   orderRefreshPollMs,
   pauseBackoff = DEFAULT_PAUSE_BACKOFF,
+  databaseGraceSeconds = 60,
   extraTasks = {},
   extraCrontab = "",
 }: StartWorkerOptions): Promise<RunningWorker> {
@@ -147,10 +153,12 @@ export async function startWorker({
 
   // Our own pg pool for graphile-worker, so an idle connection dropped by a Postgres restart is logged
   // (and replaced on next use) instead of crashing the process, and stop() can wait for it to close.
-  const pgPool = new pg.Pool({
+  // It also rides out a Postgres outage shorter than the grace (see queue-pool.ts).
+  const pgPool = createQueuePool({
     connectionString: databaseUrl,
     max: concurrency + 2,
-    application_name: "loops-sync-worker",
+    graceMs: databaseGraceSeconds * 1000,
+    logger,
   });
   const lost = (error: Error) =>
     logger.warn({ error: error.message }, "queue connection lost; it will be replaced");

@@ -107,6 +107,7 @@ async function startParts(
       logger: logger.child({ name: "worker" }),
       registry,
       pauseBackoff,
+      databaseGraceSeconds: env.HEALTH_DATABASE_GRACE_SECONDS,
       extraTasks: {
         ...catchupTasks({
           sql,
