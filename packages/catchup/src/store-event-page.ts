@@ -1,5 +1,5 @@
 import type { Logger } from "@loops-sync/config";
-import { type Sql, storeEventsAndEnqueue, unstorableReason } from "@loops-sync/db";
+import { planForCurrentSize, type Sql, storeEventsAndEnqueue, unstorableReason } from "@loops-sync/db";
 import type { Event } from "@loops-sync/loops-client";
 import { settleCoveredOrderEvents } from "@loops-sync/replica";
 import type { CatchupMerchantApi } from "./catchup-api.ts";
@@ -71,6 +71,8 @@ export async function storeEventPage(
   );
   const store = (isolate: boolean) =>
     sql.begin(async (tx) => {
+      // The settle looks the page's events up by id: planned for sync.events as it is now.
+      void planForCurrentSize(tx);
       const options = { source: "catchup", applicationId, logger } as const;
       const s = isolate
         ? await storeStorableEvents(tx, merchantId, events, options)

@@ -1,4 +1,4 @@
-import type { TransactionSql } from "@loops-sync/db";
+import { planForCurrentSize, type TransactionSql } from "@loops-sync/db";
 import { enterPause, pauseMerchant, revokeMerchant } from "@loops-sync/replica";
 import type { LimitFunction } from "p-limit";
 import type { WorkerContext } from "../worker-context.ts";
@@ -66,6 +66,8 @@ export async function refreshOrderBatch(
 ): Promise<OrderBatchResult> {
   const { merchantId, signal } = options;
   return await ctx.sql.begin(async (tx): Promise<OrderBatchResult> => {
+    // Its settle (and, without an applier, its apply) look events up by id: planned for the table as it is.
+    void planForCurrentSize(tx);
     const first = await claimOrders(tx, merchantId);
     const { state } = first;
     if (state.status === "revoked") {
