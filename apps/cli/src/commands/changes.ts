@@ -108,7 +108,17 @@ read on after the position the error names.`,
       };
       try {
         if (options.follow) {
-          for await (const c of followChanges(runtime.sql, { after: options.after, signal: abort.signal })) {
+          const following = followChanges(runtime.sql, {
+            after: options.after,
+            signal: abort.signal,
+            // Only the code: the message of a connection error may name the host.
+            onRetry: (error) =>
+              runtime.logger.warn(
+                { code: (error as { code?: string }).code },
+                "changes: lost Postgres; retrying",
+              ),
+          });
+          for await (const c of following) {
             if (wanted(c)) await print(c);
             if (printed >= limit) break;
           }
