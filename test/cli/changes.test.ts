@@ -99,6 +99,13 @@ describe("loops-sync changes", () => {
     }
   });
 
+  it("--follow --limit N stops after N changes, exit 0", async () => {
+    const all = lines((await runCli(["changes", "--json"], env)).stdout);
+    const r = await runCli(["changes", "--follow", "--limit", "2", "--json"], env);
+    expect(r.code, r.stderr).toBe(0);
+    expect(lines(r.stdout)).toEqual(all.slice(0, 2));
+  });
+
   it("--follow prints new commits as they come and exits 130 on Ctrl-C, naming where to resume", async () => {
     const [row] = await db.sql<{ head: number }[]>`select max(position)::int as head from replica.changes`;
     const head = row!.head;
