@@ -105,14 +105,14 @@ export async function readChanges(
   checkWhole("readChanges: limit", limit, 1, 10_000);
   let rows: Row[];
   try {
-    // int8 as text: the caller's handle may parse bigint as a string, a number or a BigInt.
+    // int8 as text: the caller's handle may parse bigint as a string, a number or a BigInt. Unprepared, so
+    // it also runs behind a pooler in transaction mode.
     rows = (await sql.unsafe(
       `select position::text as position, resource, resource_id, merchant_id, operation,
               version::text as version, previous_version::text as previous_version, status, previous_status,
               source, event_id, changed_at
        from replica.read_changes($1::text::bigint, $2::text::integer)`,
       [String(after), String(limit)],
-      { prepare: true },
     )) as unknown as Row[];
   } catch (error) {
     const e = error as { code?: string; message?: string };
