@@ -73,10 +73,9 @@ export function createQueuePool({ connectionString, max, graceMs, logger }: Queu
   // The pool hands out the same client objects again: each is wrapped once, its own query kept here.
   const rawQuery = new WeakMap<pg.PoolClient, Query>();
   const rawQueryOf = (client: pg.PoolClient): Query => {
-    let query = rawQuery.get(client);
-    if (query) return query;
+    const known = rawQuery.get(client);
+    if (known) return known;
     const own = client.query.bind(client) as Query;
-    query = own;
     rawQuery.set(client, own);
     client.query = ((...args: unknown[]) => {
       const name = (args[0] as { name?: unknown } | null)?.name;
@@ -99,7 +98,7 @@ export function createQueuePool({ connectionString, max, graceMs, logger }: Queu
         });
       });
     }) as typeof client.query;
-    return query;
+    return own;
   };
 
   const connect = (): Promise<pg.PoolClient> =>
