@@ -43,10 +43,15 @@ export async function writeChanges(
 
 /**
  * The endpoint's view of a run, checked: every position accepted, every request signed validly with
- * webhook-id chg_<position>, one resource's requests never going back in position, and no change answered
+ * webhook-id chg_<position>, one resource's requests (or accepted ones) never going back in position, no change answered
  * twice at once. Returns the duplicate share (accepted requests beyond the first per change, over changes).
  */
-export function expectEveryChangeDelivered(endpoint: ForwardEndpoint, positions: readonly number[]): number {
+export function expectEveryChangeDelivered(
+  endpoint: ForwardEndpoint,
+  positions: readonly number[],
+  /** Whose order is checked: every request, or only the accepted ones (dead changes sent again come late). */
+  { order = "requests" }: { order?: "requests" | "accepted" } = {},
+): number {
   const accepted = endpoint.accepted();
   expect(new Set(accepted.map((r) => r.position))).toEqual(new Set(positions));
   for (const r of endpoint.requests) {
@@ -54,7 +59,7 @@ export function expectEveryChangeDelivered(endpoint: ForwardEndpoint, positions:
     expect(r.webhookId).toBe(`chg_${r.position}`);
   }
   const lastByResource = new Map<string, number>();
-  for (const r of endpoint.requests) {
+  for (const r of order === "requests" ? endpoint.requests : accepted) {
     const key = `${r.resource}/${r.resourceId}`;
     const last = lastByResource.get(key) ?? 0;
     expect(r.position, `${key}: chg_${r.position} sent after chg_${last}`).toBeGreaterThanOrEqual(last);

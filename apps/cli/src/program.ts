@@ -4,6 +4,7 @@ import { Command, type CommanderError } from "commander";
 import { createBackfillCommand } from "./commands/backfill.ts";
 import { createCatchupCommand } from "./commands/catchup.ts";
 import { createDemoCommand } from "./commands/demo.ts";
+import { createForwardCommand } from "./commands/forward.ts";
 import { createMigrateCommand } from "./commands/migrate.ts";
 import { createPruneCommand } from "./commands/prune.ts";
 import { createRedeliverCommand } from "./commands/redeliver.ts";
@@ -45,6 +46,7 @@ export function createProgram(): Command {
     createRedeliverCommand(),
     createVerifyCommand(),
     createPruneCommand(),
+    createForwardCommand(),
     createSandboxCommand(),
     createDemoCommand(),
   ]) {

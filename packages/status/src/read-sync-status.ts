@@ -1,5 +1,6 @@
 import type { Sql } from "@loops-sync/db";
 import { readEventsPerMinute } from "./read-events-per-minute.ts";
+import { readForwarding } from "./read-forwarding.ts";
 import { readMerchantStatuses } from "./read-merchant-statuses.ts";
 import { readQueueStatus } from "./read-queue-status.ts";
 import type { SyncStatus } from "./sync-status.ts";
@@ -14,6 +15,7 @@ export async function readSyncStatus(sql: Sql): Promise<SyncStatus> {
     const merchants = await readMerchantStatuses(tx);
     const queue = await readQueueStatus(tx);
     const { eventsPerMinute, eventsLastHour, now } = await readEventsPerMinute(tx);
-    return { generatedAt: now.toISOString(), merchants, queue, eventsPerMinute, eventsLastHour };
+    const forwarding = await readForwarding(tx);
+    return { generatedAt: now.toISOString(), merchants, queue, eventsPerMinute, eventsLastHour, forwarding };
   }) as Promise<SyncStatus>;
 }
