@@ -5,6 +5,7 @@ import { enqueueJob, pausedMerchantFlags } from "@loops-sync/replica";
 import { run, type Task, type TaskList, type WorkerEvents } from "graphile-worker";
 import pg from "pg";
 import type { Registry } from "prom-client";
+import { createForwardMetrics } from "./forwarding/forward-metrics.ts";
 import { type Forwarder, type ForwarderOptions, startForwarder } from "./forwarding/start-forwarder.ts";
 import { graphileLogger } from "./graphile-logger.ts";
 import type { LoopsApi } from "./loops-api.ts";
@@ -194,6 +195,8 @@ export async function startWorker({
     await closeQueue().catch(() => {});
     throw error;
   });
+  // Registered with forwarding off too, so dashboards and alerts find the series (the gauges stay empty).
+  createForwardMetrics(metrics.registry, sql);
   let forwarder: Forwarder | undefined;
   if (forward) {
     forwarder = await startForwarder({
