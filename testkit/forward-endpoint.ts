@@ -20,6 +20,8 @@ export interface ForwardRequest {
   status: number;
   /** Another request with the same webhook-id was being answered when this one arrived. */
   overlapped: boolean;
+  /** Date.now() when the answer was sent. */
+  answeredAt: number;
 }
 
 export interface ForwardEndpointOptions {
@@ -86,6 +88,7 @@ export async function startForwardEndpoint({
       signatureValid,
       status,
       overlapped,
+      answeredAt: Date.now(),
     });
     answering.set(webhookId, (answering.get(webhookId) ?? 1) - 1);
     res.writeHead(status).end(status === 500 ? "injected failure" : undefined);

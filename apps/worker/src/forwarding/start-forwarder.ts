@@ -31,7 +31,7 @@ export interface ForwarderOptions {
   timeoutMs?: number;
   /** FORWARD_MAX_AGE_HOURS: a change still failing this long after its commit is dead. Default: 24. */
   maxAgeHours?: number;
-  /** Changes in flight at once, in this process (each of another resource). Default: 16. */
+  /** Changes in flight at once, in this process (each of another resource). Default: 32. */
   maxInFlight?: number;
   /** Looks for new changes and due retries this often even without a NOTIFY. Default: 1000 ms. */
   pollIntervalMs?: number;
@@ -65,7 +65,7 @@ export function describeEndpoint(url: string): string {
  */
 export async function startForwarder(options: ForwarderOptions): Promise<Forwarder> {
   const { sql, url, secret, resources = [], logger } = options;
-  const { timeoutMs = 10_000, maxAgeHours = 24, maxInFlight = 16, pollIntervalMs = 1000 } = options;
+  const { timeoutMs = 10_000, maxAgeHours = 24, maxInFlight = 32, pollIntervalMs = 1000 } = options;
   const { leaseMs = timeoutMs + 5000, retryBaseMs, retryCapMs } = options;
   if (!Number.isInteger(maxInFlight) || maxInFlight < 1) {
     throw new RangeError(
@@ -106,7 +106,8 @@ export async function startForwarder(options: ForwarderOptions): Promise<Forward
           while ((await scanChanges(sql, resources)) === SCAN_BATCH && !stopping) {}
         }
         const free = maxInFlight - inFlight.size;
-        if (free <= 0 || stopping) break;
+        // Nearly full: wait for answers to free a few slots, rather than a claim query per answer.
+        if (free < Math.ceil(maxInFlight / 8) || stopping) break;
         for (const change of await claimDeliveries(sql, { worker, limit: free, leaseMs })) start(change);
       } while (pumpAgain && !stopping);
     } catch (error) {
