@@ -59,7 +59,7 @@ comment on function sync.forward_needed_from() is
 
 create function sync.forward_keeps(change_position bigint) returns boolean
 language sql stable as $$
-  select change_position >= sync.forward_needed_from()
+  select coalesce(change_position >= sync.forward_needed_from(), false)
 $$;
 
 comment on function sync.forward_keeps(bigint) is

@@ -1,6 +1,7 @@
 // Changes the endpoint never acknowledges die after FORWARD_MAX_AGE_HOURS: counted in the metrics, listed by
 // `loops-sync status` (exit 1) and the status API, and sent again by `loops-sync forward retry --dead`.
 
+import { Writable } from "node:stream";
 import { createLogger } from "@loops-sync/config";
 import { needsAttention, readSyncStatus } from "@loops-sync/status";
 import { createWorkerMetrics, type Forwarder, startForwarder } from "@loops-sync/worker";
@@ -19,6 +20,7 @@ describe("dead forwarded changes", () => {
   let forwarder: Forwarder;
   // The worker's registry, as `loops-sync worker` serves it on /metrics.
   const { registry } = createWorkerMetrics();
+  const logLines: string[] = [];
   beforeAll(async () => {
     db = await createTestDatabase();
     endpoint = await startForwardEndpoint({ secret: SECRET, failRate: 1 });
@@ -31,7 +33,17 @@ describe("dead forwarded changes", () => {
       retryBaseMs: 300,
       pollIntervalMs: 200,
       registry,
-      logger: createLogger({ name: "forward-test", level: "silent" }),
+      logger: createLogger({
+        name: "forward-test",
+        level: "debug",
+        pretty: false,
+        destination: new Writable({
+          write(chunk, _encoding, done) {
+            logLines.push(String(chunk));
+            done();
+          },
+        }),
+      }),
     });
   });
   afterAll(async () => {
@@ -88,5 +100,12 @@ describe("dead forwarded changes", () => {
       what: "no dead change",
     });
     expect((await runCli(["status"], { DATABASE_URL: db.url })).code).toBe(0);
+
+    // Failures and deaths were logged, and never with the secret or the URL's query.
+    const log = logLines.join("");
+    expect(log).toContain('"msg":"forwarding attempt failed"');
+    expect(log).toContain('"msg":"forwarded changes are dead"');
+    for (const secret of [SECRET, SECRET.slice("whsec_".length), "query-token"])
+      expect(log).not.toContain(secret);
   });
 });
