@@ -4,13 +4,8 @@ import { type Logger, version } from "@loops-sync/config";
 import type { Sql } from "@loops-sync/db";
 import { decodeWebhookSecret } from "@loops-sync/webhooks";
 import { Registry } from "prom-client";
-import {
-  type ClaimedChange,
-  claimDeliveries,
-  type FailedAttempt,
-  FORWARD_CHANNEL,
-  settleDeliveries,
-} from "./delivery-transitions.ts";
+import { createAnswerBatch } from "./answer-batch.ts";
+import { type ClaimedChange, claimDeliveries, FORWARD_CHANNEL } from "./delivery-transitions.ts";
 import { createForwardMetrics } from "./forward-metrics.ts";
 import { retryDelayMs } from "./retry-delay.ts";
 import { SCAN_BATCH, scanChanges, startForwarding } from "./scan-changes.ts";
@@ -80,17 +75,27 @@ export async function startForwarder(options: ForwarderOptions): Promise<Forward
   const abort = new AbortController();
   const send = { url, key, timeoutMs, signal: abort.signal, userAgent: `loops-sync/${version}` };
   const inFlight = new Set<Promise<void>>();
-  let delivered: number[] = [];
-  let failed: FailedAttempt[] = [];
   let stopping = false;
   let scanDue = true;
   let pumping = false;
   let pumpAgain = false;
-  let flushing: Promise<void> | undefined;
-  let flushAgain = false;
   let failing = false;
 
   await startForwarding(sql, endpoint);
+  const answers = createAnswerBatch({
+    sql,
+    worker,
+    maxAgeMs,
+    onDead: (positions) => {
+      metrics.dead.inc(positions.length);
+      logger.error({ endpoint, positions, maxAgeHours }, "forwarded changes are dead");
+    },
+    onError: (error) =>
+      logger.warn({ error: String(error) }, "forwarding could not record answers; retrying on the next poll"),
+    onSettled: () => {
+      if (!stopping) void pump();
+    },
+  });
 
   const pump = async (): Promise<void> => {
     if (pumping) {
@@ -121,14 +126,14 @@ export async function startForwarder(options: ForwarderOptions): Promise<Forward
   const start = (change: ClaimedChange) => {
     const sent = sendChange(change.position, change.body, send).then((result) => {
       if (result.ok) {
-        delivered.push(change.position);
+        answers.delivered(change.position);
         metrics.delivered.inc();
         metrics.lag.observe(Math.max(0, Date.now() - change.changedAt.getTime()) / 1000);
         if (failing) logger.info({ endpoint }, "forwarding endpoint answers again");
         failing = false;
       } else {
         const aborted = abort.signal.aborted;
-        failed.push({
+        answers.failed({
           position: change.position,
           error: result.error,
           retryInMs: aborted ? 0 : retryDelayMs(change.attempts, { baseMs: retryBaseMs, capMs: retryCapMs }),
@@ -142,50 +147,9 @@ export async function startForwarder(options: ForwarderOptions): Promise<Forward
         }
         failing = !aborted;
       }
-      flush();
     });
     const tracked = sent.finally(() => inFlight.delete(tracked));
     inFlight.add(tracked);
-  };
-
-  /** Settles the answers gathered so far in one statement; answers arriving meanwhile go in the next. */
-  const flush = (): Promise<void> => {
-    if (flushing) {
-      flushAgain = true;
-      return flushing;
-    }
-    let settleFailed = false;
-    flushing = (async () => {
-      do {
-        flushAgain = false;
-        const batch = { delivered, failed };
-        delivered = [];
-        failed = [];
-        try {
-          const dead = await settleDeliveries(sql, { worker, ...batch, maxAgeMs });
-          if (dead.length > 0) {
-            metrics.dead.inc(dead.length);
-            logger.error({ endpoint, positions: dead, maxAgeHours }, "forwarded changes are dead");
-          }
-        } catch (error) {
-          // Kept for the next flush; a lease that expires meanwhile only means a duplicate.
-          delivered.push(...batch.delivered);
-          failed.push(...batch.failed);
-          logger.warn(
-            { error: String(error) },
-            "forwarding could not record answers; retrying on the next poll",
-          );
-          settleFailed = true;
-          break;
-        }
-      } while (flushAgain);
-    })().finally(() => {
-      flushing = undefined;
-      // Answers that came after the loop's last look go now, not at the next poll.
-      if (!settleFailed && delivered.length + failed.length > 0) void flush();
-      else if (!stopping) void pump();
-    });
-    return flushing;
   };
 
   const wake = (scan: boolean) => {
@@ -200,7 +164,7 @@ export async function startForwarder(options: ForwarderOptions): Promise<Forward
   );
   const retries = await sql.listen(FORWARD_CHANNEL, () => wake(false));
   const poller = setInterval(() => {
-    if (delivered.length + failed.length > 0) void flush();
+    if (answers.waiting() > 0) void answers.flush();
     wake(true);
   }, pollIntervalMs);
   poller.unref();
@@ -217,8 +181,7 @@ export async function startForwarder(options: ForwarderOptions): Promise<Forward
       const abortTimer = setTimeout(() => abort.abort(), abortAfterMs);
       await Promise.allSettled([...inFlight]);
       clearTimeout(abortTimer);
-      while (flushing) await flushing;
-      await flush().catch(() => {});
+      await answers.flush();
       logger.info({ endpoint }, "forwarding stopped");
     },
   };
