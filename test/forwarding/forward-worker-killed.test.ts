@@ -46,9 +46,11 @@ describe("forwarding by worker processes, one killed -9 mid-delivery", () => {
     await writeChanges(db.sql, { resources: 60, perResource: 10, perTransaction: 30 });
     await waitFor(() => endpoint!.requests.length >= 120, { timeoutMs: 60_000, what: "120 requests" });
     await first.kill("SIGKILL");
+    // bin/loops-sync execs Node, so the lease holder's name carries this pid.
     const [held] = await db.sql<{ n: number }[]>`
-      select count(*)::int as n from sync.forward_deliveries where leased_until > now()`;
-    expect(held?.n, "changes leased when the worker died").toBeGreaterThan(0);
+      select count(*)::int as n from sync.forward_deliveries
+      where leased_until > now() and leased_by like ${`%:${first.pid}:%`}`;
+    expect(held?.n, "changes the killed worker held").toBeGreaterThan(0);
     const third = spawnWorker(3);
     await third.waitForLine(/"msg":"forwarding started"/, 60_000);
 
