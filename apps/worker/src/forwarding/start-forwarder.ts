@@ -26,7 +26,7 @@ export interface ForwarderOptions {
   timeoutMs?: number;
   /** FORWARD_MAX_AGE_HOURS: a change still failing this long after its commit is dead. Default: 24. */
   maxAgeHours?: number;
-  /** Changes in flight at once, in this process (each of another resource). Default: 32. */
+  /** Changes in flight at once, in this process (each of another resource). Default: 64. */
   maxInFlight?: number;
   /** Looks for new changes and due retries this often even without a NOTIFY. Default: 1000 ms. */
   pollIntervalMs?: number;
@@ -60,7 +60,7 @@ export function describeEndpoint(url: string): string {
  */
 export async function startForwarder(options: ForwarderOptions): Promise<Forwarder> {
   const { sql, url, secret, resources = [], logger } = options;
-  const { timeoutMs = 10_000, maxAgeHours = 24, maxInFlight = 32, pollIntervalMs = 1000 } = options;
+  const { timeoutMs = 10_000, maxAgeHours = 24, maxInFlight = 64, pollIntervalMs = 1000 } = options;
   const { leaseMs = timeoutMs + 5000, retryBaseMs, retryCapMs } = options;
   if (!Number.isInteger(maxInFlight) || maxInFlight < 1) {
     throw new RangeError(
@@ -148,7 +148,11 @@ export async function startForwarder(options: ForwarderOptions): Promise<Forward
         failing = !aborted;
       }
     });
-    const tracked = sent.finally(() => inFlight.delete(tracked));
+    const tracked = sent.finally(() => {
+      inFlight.delete(tracked);
+      // A freed slot takes another resource's change while the answer is being recorded.
+      if (!stopping) void pump();
+    });
     inFlight.add(tracked);
   };
 
