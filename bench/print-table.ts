@@ -86,7 +86,9 @@ function freshnessRows(f: FreshnessFigures): Row[] {
       `2xx → replica ${ms(f.p50)} / ${ms(f.p99)}`,
       ratio(f.readerP99, f.p99),
       "",
-      f.readerChanges === f.feedRows ? `read all ${n(f.feedRows)}` : `read ${n(f.readerChanges)} of ${n(f.feedRows)}`,
+      f.readerChanges === f.feedRows
+        ? `read all ${n(f.feedRows)}`
+        : `read ${n(f.readerChanges)} of ${n(f.feedRows)}`,
     ],
     [`receiver ack p50 / p99 at ${n(f.rate)}/s`, `${ms(f.ackP50)} / ${ms(f.ackP99)}`, "", "", "", ""],
     [
