@@ -39,10 +39,13 @@ export async function readChangeFeed(sql: Sql | TransactionSql): Promise<ChangeF
       bytes: string;
     }[]
   >`
-    with head as (select position, changed_at from replica.changes order by position desc limit 1)
+    with head as (select position, changed_at from replica.changes order by position desc limit 1),
+         state as (select pruned_through from replica.change_feed_state)
     select (select position from head) as head, (select changed_at from head) as head_at,
-           (select min(position) from replica.changes) as oldest,
-           (select pruned_through from replica.change_feed_state) as pruned,
+           -- Prune removes a prefix: starting above it skips the index entries of rows it deleted that
+           -- vacuum has not cleared yet (a min() from the start would walk them all).
+           (select min(position) from replica.changes where position > (select pruned_through from state)) as oldest,
+           (select pruned_through from state) as pruned,
            c.reltuples::float8 as estimate, pg_total_relation_size(c.oid)::text as bytes
     from pg_class c where c.oid = 'replica.changes'::regclass`;
   const r = row!;
