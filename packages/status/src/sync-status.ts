@@ -1,4 +1,5 @@
 import type { EventOutcome } from "@loops-sync/db";
+import type { ChangeFeedStatus } from "./read-change-feed.ts";
 
 /**
  * The shape `readSyncStatus` returns, printed by `loops-sync status --json` and served at `/status/api`.
@@ -14,6 +15,8 @@ export interface SyncStatus {
   eventsPerMinute: EventMinute[];
   /** Events received in that hour, by outcome. */
   eventsLastHour: OutcomeCounts;
+  /** The change feed: head position, oldest retained, pruned_through, size. */
+  changeFeed: ChangeFeedStatus;
 }
 
 /** Outcomes of sync.events (see docs/architecture.md). Counts for values added later appear too. */
