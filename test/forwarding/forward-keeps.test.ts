@@ -1,6 +1,7 @@
 // What prune must keep for forwarding (sync.forward_needed_from, sync.forward_keeps), and FORWARD_RESOURCES.
 
 import { createLogger } from "@loops-sync/config";
+import { pruneFinished } from "@loops-sync/db";
 import { recordChanges } from "@loops-sync/replica";
 import { startForwarder } from "@loops-sync/worker";
 import { afterEach, describe, expect, it } from "vitest";
@@ -36,6 +37,31 @@ describe("forwarding and prune", () => {
     const [from] = await sql<{ from: number }[]>`select sync.forward_needed_from() as from`;
     expect(from?.from).toBe(5);
     expect([await keeps(4), await keeps(5), await keeps(7)]).toEqual([false, true, true]);
+  });
+
+  it("prune keeps every change from the oldest one forwarding has not delivered", async () => {
+    db = await createTestDatabase();
+    await db.sql`
+      insert into replica.changes (resource, resource_id, merchant_id, operation, source, changed_at)
+      select 'order', 'ord_' || i, 'mer_1', 'update', 'webhook', now() - interval '40 days' + i * interval '1 ms'
+      from generate_series(1, 50) as i order by i`;
+    // Delivered through 30 except 20, which is dead: prune may take 1..19 only.
+    await db.sql`insert into sync.forward_progress (scanned_through) values (30)`;
+    await db.sql`
+      insert into sync.forward_deliveries (position, resource, resource_id, changed_at, age_from, dead_at)
+      values (20, 'order', 'ord_20', now(), now(), now())`;
+    const before = new Date(Date.now() - 35 * 86_400_000);
+    const result = await pruneFinished({ sql: db.sql, before, batchSize: 7, restRatio: 0 });
+    expect([result.changesDeleted, result.changesPrunedThrough]).toEqual([19, 19]);
+    const [left] = await db.sql<
+      { lowest: number }[]
+    >`select min(position)::int as lowest from replica.changes`;
+    expect(left?.lowest).toBe(20);
+
+    // Delivered (the row gone): the rest up to what the scan reached may go too.
+    await db.sql`delete from sync.forward_deliveries`;
+    const again = await pruneFinished({ sql: db.sql, before, batchSize: 7, restRatio: 0 });
+    expect(again.changesPrunedThrough).toBe(30);
   });
 
   it("forwards only FORWARD_RESOURCES", async () => {

@@ -39,6 +39,22 @@ export const STATUS_PAGE_SCRIPT = String.raw`
       tile("merchants-revoked", "revoked merchants", revoked, revoked > 0));
   }
 
+  function changeFeed(s) {
+    const f = s.changeFeed;
+    if (!f) return el("section");
+    const bytes = (b) => b < 1048576 ? Math.round(b / 1024) + " kB" : b < 1073741824 ? (b / 1048576).toFixed(1) + " MB" : (b / 1073741824).toFixed(2) + " GB";
+    const tile = (field, label, value, text) =>
+      el("div", { class: "tile" }, el("span", { class: "label" }, label),
+        el("span", { class: "value", "data-field": field, "data-value": value === null ? "" : value }, text));
+    return el("section", {}, el("h2", {}, "Change feed (replica.changes)"), el("div", { class: "tiles" },
+      tile("feed-head", "head position", f.headPosition, f.headPosition === null ? "—" : f.headPosition),
+      tile("feed-oldest", "oldest retained", f.oldestPosition, f.oldestPosition === null ? "—" : f.oldestPosition),
+      tile("feed-pruned-through", "pruned through", f.prunedThrough, f.prunedThrough),
+      tile("feed-rows", f.rowsExact ? "changes" : "changes (estimate)", f.rows, f.rows === null ? "?" : (f.rowsExact ? "" : "~") + f.rows),
+      tile("feed-bytes", "size", f.totalBytes, bytes(f.totalBytes))),
+      el("p", {}, "Head written " + time(f.headChangedAt) + ". A reader whose cursor is below the pruned-through position gets changes_expired."));
+  }
+
   function chart(s) {
     const W = 600, H = 160, n = s.eventsPerMinute.length, bw = W / n;
     const outcomes = Object.keys(s.eventsLastHour);
@@ -135,7 +151,7 @@ export const STATUS_PAGE_SCRIPT = String.raw`
       const res = await fetch(api, { cache: "no-store", headers: { accept: "application/json" } });
       if (!res.ok) throw new Error("status API answered " + res.status);
       const s = await res.json();
-      root.replaceChildren(tiles(s), chart(s), webhookDelivery(s), forwarding(s), merchants(s), failedJobs(s));
+      root.replaceChildren(tiles(s), chart(s), webhookDelivery(s), changeFeed(s), forwarding(s), merchants(s), failedJobs(s));
       document.getElementById("generated").textContent = "as of " + time(s.generatedAt);
       banner.hidden = true;
       document.body.dataset.generatedAt = s.generatedAt;

@@ -1,4 +1,5 @@
 import type { EventOutcome } from "@loops-sync/db";
+import type { ChangeFeedStatus } from "./read-change-feed.ts";
 import type { ForwardingStatus } from "./read-forwarding.ts";
 
 /**
@@ -15,6 +16,8 @@ export interface SyncStatus {
   eventsPerMinute: EventMinute[];
   /** Events received in that hour, by outcome. */
   eventsLastHour: OutcomeCounts;
+  /** The change feed: head position, oldest retained, pruned_through, size. */
+  changeFeed: ChangeFeedStatus;
   /** Forwarding to FORWARD_URL; null when it was never turned on. */
   forwarding: ForwardingStatus | null;
 }
