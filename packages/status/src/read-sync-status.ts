@@ -1,6 +1,7 @@
 import type { Sql } from "@loops-sync/db";
 import { readChangeFeed } from "./read-change-feed.ts";
 import { readEventsPerMinute } from "./read-events-per-minute.ts";
+import { readForwarding } from "./read-forwarding.ts";
 import { readMerchantStatuses } from "./read-merchant-statuses.ts";
 import { readQueueStatus } from "./read-queue-status.ts";
 import type { SyncStatus } from "./sync-status.ts";
@@ -17,6 +18,15 @@ export async function readSyncStatus(sql: Sql): Promise<SyncStatus> {
     const queue = await readQueueStatus(tx);
     const { eventsPerMinute, eventsLastHour, now } = await readEventsPerMinute(tx);
     const changeFeed = await readChangeFeed(tx);
-    return { generatedAt: now.toISOString(), merchants, queue, eventsPerMinute, eventsLastHour, changeFeed };
+    const forwarding = await readForwarding(tx);
+    return {
+      generatedAt: now.toISOString(),
+      merchants,
+      queue,
+      eventsPerMinute,
+      eventsLastHour,
+      changeFeed,
+      forwarding,
+    };
   }) as Promise<SyncStatus>;
 }

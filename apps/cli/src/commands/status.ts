@@ -79,6 +79,24 @@ function printStatus(status: SyncStatus): void {
     );
   }
   printChangeFeed(status.changeFeed, now);
+  printForwarding(status);
+}
+
+function printForwarding({ forwarding: f, generatedAt }: SyncStatus): void {
+  if (!f) return;
+  const now = Date.parse(generatedAt);
+  console.log(
+    `forwarding to ${f.endpoint ?? "FORWARD_URL"}: ${f.state}; last 2xx ${ago(f.lastSuccessAt, now)}; ` +
+      `${f.undelivered} undelivered` +
+      (f.oldestUndeliveredSeconds === null ? "" : ` (oldest ${seconds(f.oldestUndeliveredSeconds)})`) +
+      `; ${f.dead} dead` +
+      (f.lastFailure ? `; last failure ${ago(f.lastFailureAt, now)}: ${f.lastFailure}` : ""),
+  );
+  for (const d of f.deadChanges.slice(0, 5)) {
+    console.log(
+      `  dead ${d.webhookId} ${d.resource} ${d.resourceId} (${d.attempts} attempts): ${d.lastError ?? ""}`,
+    );
+  }
 }
 
 export function createStatusCommand(): Command {
