@@ -126,9 +126,13 @@ export async function storeEventsAndEnqueue(
     ),
     woken as (${wakeOrderRefreshers(sql)}),
     -- DO NOTHING takes no row lock on known merchants: concurrent batches never queue behind each other here.
+    -- A merchant first named by a webhook is unconfirmed until GET /connection answers for it (the worker's
+    -- confirm_merchant): a portal test event's made-up merchant must not join the sync.
     learned as (
-      insert into sync.merchants (id, learned_from)
-      select distinct merchant_id, ${source} from stored
+      insert into sync.merchants (id, learned_from, status)
+      select distinct merchant_id, ${source},
+             case when ${source}::text = 'webhook' then 'unconfirmed' else 'active' end
+      from stored
       on conflict (id) do nothing
     ),
     job as (

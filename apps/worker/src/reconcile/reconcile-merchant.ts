@@ -1,0 +1,89 @@
+import type { Sql } from "@loops-sync/db";
+import {
+  applyBrands,
+  applyJob,
+  applyMenuIfNewer,
+  type BrandInput,
+  type JobInput,
+  type MirrorChange,
+  revokeMerchant,
+} from "@loops-sync/replica";
+import type { CallOptions, LoopsApi } from "../loops-api.ts";
+import { invalidResponse, readMenu } from "../mirror/read-menu.ts";
+import { readMerchantAndConnection } from "../mirror/read-merchant.ts";
+import { listMerchantLocations } from "../refresh-locations-task.ts";
+import { replaceMerchantLocations } from "../upsert-locations.ts";
+import { upsertConnection, upsertMerchant } from "../upsert-merchant.ts";
+import { countingApi } from "./counting-api.ts";
+
+/** Upper bound on pages of GET /brands, so a misbehaving cursor cannot loop forever. */
+const MAX_PAGES = 1000;
+
+export interface MerchantReconcile {
+  merchantId: string;
+  /** Requests made to Loops for this merchant. */
+  apiCalls: number;
+  /** The merchant's connection read as revoked: it was marked revoked and nothing else was read. */
+  revoked: boolean;
+  /** Rows of brands, menus and jobs written because upstream differed (an equal read writes none). */
+  changes: MirrorChange[];
+}
+
+/**
+ * Brings every mirrored resource of one merchant to the upstream's state: the merchant and its connection,
+ * its locations and their channel connections (replaced from a complete listing), its brands and each brand's
+ * menu, and the jobs still in progress here. Each write is gated (version, updated_at or lifecycle) so a read
+ * equal to the mirror writes nothing. Calls: 2 + L/100 + L + B/100 + B + J (L locations, B brands, J jobs
+ * in progress, pages of 100 rounded up).
+ */
+export async function reconcileMerchant(
+  sql: Sql,
+  client: LoopsApi,
+  merchantId: string,
+  options: CallOptions = {},
+): Promise<MerchantReconcile> {
+  const { api, calls } = countingApi(client.forMerchant(merchantId));
+  const changes: MirrorChange[] = [];
+  const { merchant, connection } = await readMerchantAndConnection(api, options);
+  await sql.begin(async (tx) => {
+    await upsertMerchant(tx, merchant);
+    await upsertConnection(tx, connection);
+    if (connection.status === "revoked") await revokeMerchant(tx, merchantId);
+  });
+  if (connection.status === "revoked") return { merchantId, apiCalls: calls(), revoked: true, changes };
+
+  await replaceMerchantLocations(sql, merchantId, await listMerchantLocations(api, options));
+
+  const brands: BrandInput[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < MAX_PAGES; page++) {
+    const result = await api.brands.list({ limit: 100, ...(cursor ? { cursor } : {}) }, options);
+    for (const [i, brand] of result.data.entries()) {
+      if (typeof (brand as { id?: unknown } | null)?.id !== "string")
+        throw invalidResponse(`brands[${i}] has no id`);
+      brands.push(brand as BrandInput);
+    }
+    if (!result.next_cursor) break;
+    cursor = result.next_cursor;
+  }
+  changes.push(...(await applyBrands(sql, merchantId, brands)));
+  for (const brand of brands) {
+    const menu = await readMenu(api, brand.id, options);
+    const change = menu ? await applyMenuIfNewer(sql, merchantId, menu) : undefined;
+    if (change) changes.push(change);
+  }
+
+  // Jobs cannot be listed; the ones this mirror saw start are read until they finish.
+  const open = await sql<{ id: string }[]>`
+    select id from replica.jobs where merchant_id = ${merchantId} and status in ('pending', 'running')
+    order by id`;
+  for (const { id } of open) {
+    const job = (await api.jobs.get(id, options)) as Partial<JobInput> | null;
+    if (job?.id !== id || typeof job.type !== "string" || typeof job.status !== "string") {
+      throw invalidResponse(`GET /jobs/${id} answered a body without a matching id, type and status`);
+    }
+    const change = await applyJob(sql, merchantId, job as JobInput);
+    if (change) changes.push(change);
+  }
+  return { merchantId, apiCalls: calls(), revoked: false, changes };
+}
