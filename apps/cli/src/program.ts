@@ -7,6 +7,7 @@ import { createDemoCommand } from "./commands/demo.ts";
 import { createMigrateCommand } from "./commands/migrate.ts";
 import { createPruneCommand } from "./commands/prune.ts";
 import { createRedeliverCommand } from "./commands/redeliver.ts";
+import { createRefreshCommand } from "./commands/refresh.ts";
 import { createReplayCommand } from "./commands/replay.ts";
 import { createReceiverCommand, createStartCommand, createWorkerCommand } from "./commands/serve.ts";
 import { createStatusCommand } from "./commands/status.ts";
@@ -44,6 +45,7 @@ export function createProgram(): Command {
     createReplayCommand(),
     createRedeliverCommand(),
     createVerifyCommand(),
+    createRefreshCommand(),
     createPruneCommand(),
     createSandboxCommand(),
     createDemoCommand(),
