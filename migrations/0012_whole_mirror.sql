@@ -263,3 +263,6 @@ alter table sync.merchants drop constraint merchants_status_check;
 alter table sync.merchants add constraint merchants_status_check
   check (status in ('active', 'revoked', 'unconfirmed', 'unknown'));
 alter table sync.merchants add column confirm_error text;
+
+-- `loops-sync status` counts unhandled events by type; this keeps that count off the rest of the inbox.
+create index events_unhandled_idx on sync.events (type, received_at) where outcome = 'unhandled';

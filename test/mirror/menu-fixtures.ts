@@ -1,6 +1,6 @@
 /** A menu import body: two categories, one product by price, one by variants, one modifier group. */
 export function importedMenu(suffix: string) {
-  const sar = (amount: number) => ({ amount, currency: "SAR" });
+  const sar = (amount: number) => ({ amount, currency: "SAR" as const });
   return {
     categories: [
       { external_ref: `grill-${suffix}`, name: { en: "Grill", ar: "مشويات" }, sort_order: 0 },

@@ -6,6 +6,7 @@ export { readMerchantStatuses } from "./read-merchant-statuses.ts";
 export { readQueueStatus } from "./read-queue-status.ts";
 export { readSyncStatus } from "./read-sync-status.ts";
 export { readTableSizes, type TableSize } from "./read-table-sizes.ts";
+export { readUnhandledEvents } from "./read-unhandled-events.ts";
 export { readWebhookDelivery, type WebhookDelivery } from "./read-webhook-delivery.ts";
 export { redactSecrets } from "./redact-secrets.ts";
 export { type ServedStatusPage, type ServeStatusPageOptions, serveStatusPage } from "./serve-status-page.ts";
@@ -18,4 +19,5 @@ export {
   type OutcomeCounts,
   type QueueStatus,
   type SyncStatus,
+  type UnhandledEventType,
 } from "./sync-status.ts";

@@ -14,6 +14,14 @@ export interface SyncStatus {
   eventsPerMinute: EventMinute[];
   /** Events received in that hour, by outcome. */
   eventsLastHour: OutcomeCounts;
+  /** Events stored as `unhandled`, by type (the 50 most frequent), over what retention keeps. */
+  unhandledEvents: UnhandledEventType[];
+}
+
+export interface UnhandledEventType {
+  type: string;
+  count: number;
+  lastReceivedAt: string;
 }
 
 /** Outcomes of sync.events (see docs/architecture.md). Counts for values added later appear too. */
