@@ -83,6 +83,10 @@ async function dispatch(
     const route = routeEvent(e.type);
     if (applicationId && e.origin_application_id === applicationId) {
       outcomes.push({ id: e.id, outcome: "ignored_self" });
+    } else if (route === "revocation") {
+      // Needs no fetch, so not even a merchant still to be confirmed waits for one.
+      revokedNow.add(merchantId);
+      outcomes.push({ id: e.id, outcome: "applied" });
     } else if (e.merchant_status === "unknown") {
       outcomes.push({ id: e.id, outcome: "unhandled", error: "merchant unknown to Loops (GET /connection)" });
     } else if (e.merchant_status === "unconfirmed") {
@@ -91,9 +95,6 @@ async function dispatch(
       want(`confirm:${merchantId}`, { task: "confirm_merchant", payload: { merchantId }, merchantId });
       waiting++;
       continue;
-    } else if (route === "revocation") {
-      revokedNow.add(merchantId);
-      outcomes.push({ id: e.id, outcome: "applied" });
     } else if (e.merchant_status === "revoked" || revokedNow.has(merchantId)) {
       outcomes.push({ id: e.id, outcome: "skipped_revoked" });
     } else if (route === "order") {
