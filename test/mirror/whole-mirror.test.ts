@@ -162,10 +162,21 @@ describe("the whole mirror", () => {
     const second = await refresh("--json");
     expect(second.code, second.stderr).toBe(0);
     const again = JSON.parse(second.stdout) as { merchants: { changed: Record<string, number> }[] };
-    expect(again.merchants.map((m) => m.changed)).toEqual([
-      { brand: 0, menu: 0, job: 0 },
-      { brand: 0, menu: 0, job: 0 },
-    ]);
+    const nothing = {
+      merchant: 0,
+      connection: 0,
+      location: 0,
+      channel_connection: 0,
+      brand: 0,
+      menu: 0,
+      job: 0,
+    };
+    expect(again.merchants.map((m) => m.changed)).toEqual([nothing, nothing]);
+    // The first refresh recorded the rename in the change feed, the second nothing.
+    const feed = await db.sql`
+      select resource, operation, source from replica.changes where resource = 'brand' and resource_id = ${BRAND}
+      order by position desc limit 1`;
+    expect(feed).toEqual([{ resource: "brand", operation: "update", source: "reconcile" }]);
   });
 
   it("mirrors a location that goes live at approval, with its channel connections, within seconds", async () => {

@@ -1,5 +1,5 @@
 import type { Sql } from "@loops-sync/db";
-import { classifyUpstreamFailure, enqueueJob } from "@loops-sync/replica";
+import { causedBy, classifyUpstreamFailure, enqueueJob, recordChanges } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
 import { type ConnectionInput, upsertConnection } from "./upsert-merchant.ts";
 import { parseIds, upstreamTask } from "./upstream-task.ts";
@@ -60,9 +60,9 @@ export function confirmMerchantTask(ctx: WorkerContext): Task {
             update sync.merchants set status = 'active', confirm_error = null
             where id = ${merchantId} and status = 'unconfirmed' returning id`;
           if (confirmed.length === 0) return;
-          await upsertConnection(tx, connection);
-          const pending = await tx<{ id: string }[]>`
-            select id from sync.events e
+          const changes = await upsertConnection(tx, connection);
+          const pending = await tx<{ id: string; source: "webhook" | "catchup" | "cli" }[]>`
+            select id, source from sync.events e
             where merchant_id = ${merchantId} and outcome = 'pending'
               and not exists (select 1 from sync.order_refresh r where r.event_id = e.id)
             order by id`;
@@ -80,6 +80,8 @@ export function confirmMerchantTask(ctx: WorkerContext): Task {
             jobKey: `reconcile:${merchantId}`,
             jobKeyMode: "preserve_run_at",
           });
+          // Read because the first of these events named the merchant.
+          await recordChanges(tx, causedBy(changes, pending[0] ?? null, "webhook"));
         });
       },
     },

@@ -1,4 +1,4 @@
-import { applyBrands, applyMenuIfNewer } from "@loops-sync/replica";
+import { applyBrands, applyMenuIfNewer, causedBy, recordChanges } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
 import { readBrand, readMenu } from "./mirror/read-menu.ts";
 import { settleRoutedEvents } from "./settle-events.ts";
@@ -31,15 +31,17 @@ export function refreshBrandTask(ctx: WorkerContext): Task {
         const brand = await readBrand(api, brandId, options);
         const menu = await readMenu(api, brandId, options);
         await sql.begin(async (tx) => {
-          await applyBrands(tx, merchantId, [brand]);
-          if (menu) await applyMenuIfNewer(tx, merchantId, menu);
-          await settleRoutedEvents(tx, {
+          const changes = await applyBrands(tx, merchantId, [brand]);
+          const menuChange = menu ? await applyMenuIfNewer(tx, merchantId, menu) : undefined;
+          if (menuChange) changes.push(menuChange);
+          const settled = await settleRoutedEvents(tx, {
             merchantId,
             route: "brand",
             brandId,
             receivedBefore: state.now,
             outcome: "applied",
           });
+          await recordChanges(tx, causedBy(changes, settled.newest));
         });
       },
     },

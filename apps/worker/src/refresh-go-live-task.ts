@@ -1,4 +1,4 @@
-import { revokeMerchant } from "@loops-sync/replica";
+import { causedBy, recordChanges, revokeMerchant } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
 import { readMerchantAndConnection } from "./mirror/read-merchant.ts";
 import { listMerchantLocations } from "./refresh-locations-task.ts";
@@ -34,16 +34,19 @@ export function refreshGoLiveTask(ctx: WorkerContext): Task {
         const { merchant, connection } = await readMerchantAndConnection(api, options);
         const listing = await listMerchantLocations(api, options);
         await sql.begin(async (tx) => {
-          await upsertMerchant(tx, merchant);
-          await upsertConnection(tx, connection);
-          await replaceMerchantLocations(tx, merchantId, listing);
-          await settleRoutedEvents(tx, {
+          const changes = [
+            ...(await upsertMerchant(tx, merchant)),
+            ...(await upsertConnection(tx, connection)),
+            ...(await replaceMerchantLocations(tx, merchantId, listing)),
+          ];
+          const settled = await settleRoutedEvents(tx, {
             merchantId,
             route: "go_live",
             receivedBefore: state.now,
             outcome: "applied",
           });
           if (connection.status === "revoked") await revokeMerchant(tx, merchantId);
+          await recordChanges(tx, causedBy(changes, settled.newest));
         });
       },
     },

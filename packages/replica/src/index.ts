@@ -23,6 +23,15 @@ export {
 export type { MirrorChange } from "./mirror-change.ts";
 export { checkOrder, InvalidOrderError, type OrderInput } from "./order-input.ts";
 export {
+  type ChangeInput,
+  type ChangeResource,
+  type ChangeSource,
+  causedBy,
+  orderChanges,
+  type ResourceChange,
+  recordChanges,
+} from "./record-changes.ts";
+export {
   type OrderEventsToSettle,
   type OrderWrite,
   settleCoveredOrderEvents,

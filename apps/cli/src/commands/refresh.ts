@@ -9,9 +9,11 @@ import { abortOnSignal, quietLogger } from "./catchup.ts";
 
 function printRefresh(result: ReconcileRun): void {
   for (const m of result.merchants) {
-    const { brand, menu, job } = m.changed;
+    const changed = Object.entries(m.changed)
+      .filter(([, n]) => n > 0)
+      .map(([resource, n]) => `${n} ${resource}`);
     console.log(
-      `refresh ${m.merchantId}: ${m.status}; ${m.apiCalls} API calls; changed ${brand} brand(s), ${menu} menu(s), ${job} job(s)` +
+      `refresh ${m.merchantId}: ${m.status}; ${m.apiCalls} API calls; changed: ${changed.join(", ") || "nothing"}` +
         `${m.error ? `; error: ${m.error}` : ""}`,
     );
   }

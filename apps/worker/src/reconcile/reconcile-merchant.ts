@@ -1,11 +1,14 @@
-import type { Sql } from "@loops-sync/db";
+import type { Sql, TransactionSql } from "@loops-sync/db";
 import {
   applyBrands,
   applyJob,
   applyMenuIfNewer,
   type BrandInput,
+  type ChangeSource,
+  causedBy,
   type JobInput,
-  type MirrorChange,
+  type ResourceChange,
+  recordChanges,
   revokeMerchant,
 } from "@loops-sync/replica";
 import type { CallOptions, LoopsApi } from "../loops-api.ts";
@@ -25,8 +28,13 @@ export interface MerchantReconcile {
   apiCalls: number;
   /** The merchant's connection read as revoked: it was marked revoked and nothing else was read. */
   revoked: boolean;
-  /** Rows of brands, menus and jobs written because upstream differed (an equal read writes none). */
-  changes: MirrorChange[];
+  /** What was written because upstream differed (an equal read writes none), as the change feed has it. */
+  changes: ResourceChange[];
+}
+
+export interface ReconcileOptions extends CallOptions {
+  /** How the change feed names these changes. Default: "reconcile". */
+  source?: ChangeSource;
 }
 
 /**
@@ -40,19 +48,29 @@ export async function reconcileMerchant(
   sql: Sql,
   client: LoopsApi,
   merchantId: string,
-  options: CallOptions = {},
+  { source = "reconcile", ...options }: ReconcileOptions = {},
 ): Promise<MerchantReconcile> {
   const { api, calls } = countingApi(client.forMerchant(merchantId));
-  const changes: MirrorChange[] = [];
-  const { merchant, connection } = await readMerchantAndConnection(api, options);
-  await sql.begin(async (tx) => {
-    await upsertMerchant(tx, merchant);
-    await upsertConnection(tx, connection);
-    if (connection.status === "revoked") await revokeMerchant(tx, merchantId);
-  });
-  if (connection.status === "revoked") return { merchantId, apiCalls: calls(), revoked: true, changes };
+  const changes: ResourceChange[] = [];
+  // One transaction per resource read, each ending with its feed rows.
+  const write = (work: (tx: TransactionSql) => Promise<ResourceChange[]>) =>
+    sql.begin(async (tx) => {
+      const written = await work(tx);
+      await recordChanges(tx, causedBy(written, null, source));
+      changes.push(...written);
+    });
 
-  await replaceMerchantLocations(sql, merchantId, await listMerchantLocations(api, options));
+  const { merchant, connection } = await readMerchantAndConnection(api, options);
+  const revoked = connection.status === "revoked";
+  await write(async (tx) => {
+    const written = [...(await upsertMerchant(tx, merchant)), ...(await upsertConnection(tx, connection))];
+    if (revoked) await revokeMerchant(tx, merchantId);
+    return written;
+  });
+  if (revoked) return { merchantId, apiCalls: calls(), revoked: true, changes };
+
+  const listing = await listMerchantLocations(api, options);
+  await write((tx) => replaceMerchantLocations(tx, merchantId, listing));
 
   const brands: BrandInput[] = [];
   let cursor: string | undefined;
@@ -66,11 +84,10 @@ export async function reconcileMerchant(
     if (!result.next_cursor) break;
     cursor = result.next_cursor;
   }
-  changes.push(...(await applyBrands(sql, merchantId, brands)));
+  await write((tx) => applyBrands(tx, merchantId, brands));
   for (const brand of brands) {
     const menu = await readMenu(api, brand.id, options);
-    const change = menu ? await applyMenuIfNewer(sql, merchantId, menu) : undefined;
-    if (change) changes.push(change);
+    if (menu) await write(async (tx) => [await applyMenuIfNewer(tx, merchantId, menu)].filter((c) => !!c));
   }
 
   // Jobs cannot be listed; the ones this mirror saw start are read until they finish.
@@ -82,8 +99,7 @@ export async function reconcileMerchant(
     if (job?.id !== id || typeof job.type !== "string" || typeof job.status !== "string") {
       throw invalidResponse(`GET /jobs/${id} answered a body without a matching id, type and status`);
     }
-    const change = await applyJob(sql, merchantId, job as JobInput);
-    if (change) changes.push(change);
+    await write(async (tx) => [await applyJob(tx, merchantId, job as JobInput)].filter((c) => !!c));
   }
   return { merchantId, apiCalls: calls(), revoked: false, changes };
 }

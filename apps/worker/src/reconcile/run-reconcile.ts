@@ -1,9 +1,19 @@
 import type { Logger } from "@loops-sync/config";
 import type { Sql } from "@loops-sync/db";
-import { classifyUpstreamFailure, revokeMerchant } from "@loops-sync/replica";
+import { causedBy, classifyUpstreamFailure, recordChanges, revokeMerchant } from "@loops-sync/replica";
 import type { LoopsApi } from "../loops-api.ts";
 import { upsertChannels } from "../upsert-locations.ts";
 import { reconcileMerchant } from "./reconcile-merchant.ts";
+
+const RESOURCES = [
+  "merchant",
+  "connection",
+  "location",
+  "channel_connection",
+  "brand",
+  "menu",
+  "job",
+] as const;
 
 export interface RunReconcileOptions {
   sql: Sql;
@@ -21,8 +31,8 @@ export interface MerchantReconcileResult {
   merchantId: string;
   status: "ok" | "revoked" | "failed";
   apiCalls: number;
-  /** Rows written because upstream differed, per resource (brand, menu, job). */
-  changed: { brand: number; menu: number; job: number };
+  /** Rows written because upstream differed, per resource (every resource named, 0 when none). */
+  changed: Record<(typeof RESOURCES)[number], number>;
   error: string | undefined;
   /** Loops refused the application itself (the CLI exits 4). */
   refused: boolean;
@@ -59,10 +69,11 @@ export async function runReconcile({
   let channelsFrom: string | undefined;
   for (const id of ids) {
     signal?.throwIfAborted();
-    const changed = { brand: 0, menu: 0, job: 0 };
+    const changed = Object.fromEntries(RESOURCES.map((r) => [r, 0])) as MerchantReconcileResult["changed"];
     try {
       const result = await reconcileMerchant(sql, client, id, options);
-      for (const c of result.changes) changed[c.resource]++;
+      for (const c of result.changes)
+        if (c.resource in changed) changed[c.resource as keyof typeof changed]++;
       merchants.push({
         merchantId: id,
         status: result.revoked ? "revoked" : "ok",
@@ -92,10 +103,12 @@ export async function runReconcile({
   if (channelsFrom) {
     const channels = await client.forMerchant(channelsFrom).channels.list(options);
     apiCalls++;
-    await upsertChannels(
-      sql,
-      channels.filter((c): c is { id: string } => typeof (c as { id?: unknown })?.id === "string"),
+    const catalog = channels.filter(
+      (c): c is { id: string } => typeof (c as { id?: unknown })?.id === "string",
     );
+    await sql.begin(async (tx) => {
+      await recordChanges(tx, causedBy(await upsertChannels(tx, catalog), null, "reconcile"));
+    });
   }
   return {
     merchants,
