@@ -147,6 +147,9 @@ describe("the whole mirror", () => {
     ]);
     expect(await menuVersion()).toBe(3);
     expect(await productRefs()).toEqual(["kebab-own", "laban-own"]);
+    // Our job too: its job.completed was ignored, so the reconcile reads it (once).
+    const [ours] = await db.sql`select status from replica.jobs where id = ${job.id}`;
+    expect(ours).toEqual({ status: "succeeded" });
   });
 
   it("renames a brand renamed without any event on refresh, and a second refresh changes nothing", async () => {
@@ -161,7 +164,13 @@ describe("the whole mirror", () => {
 
     const second = await refresh("--json");
     expect(second.code, second.stderr).toBe(0);
-    const again = JSON.parse(second.stdout) as { merchants: { changed: Record<string, number> }[] };
+    const again = JSON.parse(second.stdout) as {
+      merchants: { changed: Record<string, number>; apiCalls: number }[];
+      apiCalls: number;
+    };
+    // As docs/operations.md counts: 2 + 1 + 2 (locations) + 1 + 1 (brands) per merchant, + GET /channels.
+    expect(again.merchants.map((m) => m.apiCalls)).toEqual([7, 7]);
+    expect(again.apiCalls).toBe(15);
     const nothing = {
       merchant: 0,
       connection: 0,

@@ -21,6 +21,8 @@ import { countingApi } from "./counting-api.ts";
 
 /** Upper bound on pages of GET /brands, so a misbehaving cursor cannot loop forever. */
 const MAX_PAGES = 1000;
+/** Jobs read per run at most; the rest wait for the next one. */
+const MAX_JOBS = 100;
 
 export interface MerchantReconcile {
   merchantId: string;
@@ -40,9 +42,10 @@ export interface ReconcileOptions extends CallOptions {
 /**
  * Brings every mirrored resource of one merchant to the upstream's state: the merchant and its connection,
  * its locations and their channel connections (replaced from a complete listing), its brands and each brand's
- * menu, and the jobs still in progress here. Each write is gated (version, updated_at or lifecycle) so a read
+ * menu, the jobs still in progress here, and our own jobs (announced by an ignored job.completed) not mirrored
+ * yet. Each write is gated (version, updated_at or lifecycle) so a read
  * equal to the mirror writes nothing. Calls: 2 + L/100 + L + B/100 + B + J (L locations, B brands, J jobs
- * in progress, pages of 100 rounded up).
+ * in progress or ours not yet mirrored, at most 100; pages of 100 rounded up).
  */
 export async function reconcileMerchant(
   sql: Sql,
@@ -90,10 +93,19 @@ export async function reconcileMerchant(
     if (menu) await write(async (tx) => [await applyMenuIfNewer(tx, merchantId, menu)].filter((c) => !!c));
   }
 
-  // Jobs cannot be listed; the ones this mirror saw start are read until they finish.
+  // Jobs cannot be listed. Read: the ones this mirror holds unfinished, and our own (their job.completed was
+  // stored as ignored_self, so nothing fetched them) not mirrored yet; each finished job is read once.
   const open = await sql<{ id: string }[]>`
     select id from replica.jobs where merchant_id = ${merchantId} and status in ('pending', 'running')
-    order by id`;
+    union
+    select ref.id from sync.events e
+    cross join lateral (
+      select coalesce(e.payload #>> '{data,job_id}', e.payload #>> '{data,job,id}', e.payload #>> '{data,id}') as id
+    ) ref
+    where e.merchant_id = ${merchantId} and e.type = 'job.completed' and e.outcome = 'ignored_self'
+      and ref.id is not null and not exists (select 1 from replica.jobs j where j.id = ref.id)
+    order by id
+    limit ${MAX_JOBS}`;
   for (const { id } of open) {
     const job = (await api.jobs.get(id, options)) as Partial<JobInput> | null;
     if (job?.id !== id || typeof job.type !== "string" || typeof job.status !== "string") {
