@@ -10,7 +10,8 @@ import { APPLICATION_ID, createHarness, type Harness, outcomes } from "./support
 let h: Harness;
 beforeAll(async () => {
   h = await createHarness();
-  await h.worker();
+  // No merchant configured: every one is learned from the events below.
+  await h.worker({ merchantIds: [] });
 });
 afterAll(async () => {
   await h?.close();

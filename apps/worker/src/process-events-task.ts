@@ -90,9 +90,8 @@ async function dispatch(
     } else if (e.merchant_status === "unknown") {
       outcomes.push({ id: e.id, outcome: "unhandled", error: "merchant unknown to Loops (GET /connection)" });
     } else if (e.merchant_status === "unconfirmed") {
-      // Learned from a webhook: nothing is fetched for it until GET /connection confirms it; the confirming
-      // job dispatches the merchant's pending events again.
-      want(`confirm:${merchantId}`, { task: "confirm_merchant", payload: { merchantId }, merchantId });
+      // Learned from a webhook: nothing is fetched for it until GET /connection confirms it. The inbox added
+      // the confirm_merchant job when it learned the merchant; that job dispatches these events again.
       waiting++;
       continue;
     } else if (e.merchant_status === "revoked" || revokedNow.has(merchantId)) {

@@ -11,6 +11,7 @@ import { sql as raw } from "kysely";
 import { Registry } from "prom-client";
 import { startAdminServer } from "../admin-server.ts";
 import { parseCount, parseSeconds } from "../flags.ts";
+import { printMenuSales } from "../print-menu-sales.ts";
 import { createProcessHealth } from "../process-health.ts";
 import { untilSignal } from "../shutdown.ts";
 
@@ -124,6 +125,8 @@ export function createDemoCommand(): Command {
           sql,
           client,
           applicationId: credentials.applicationId,
+          // Known from the start, so the reconcile at start mirrors their brands, menus and locations.
+          merchantIds: sandbox.merchantIds,
           logger: logger.child({ name: "worker" }),
           extraTasks: catchupTasks({
             sql,
@@ -173,6 +176,7 @@ export function createDemoCommand(): Command {
           await new Promise((r) => setTimeout(r, 250));
         }
         await printMirror(sql);
+        await printMenuSales(sql);
         const p = progress!;
         console.log(
           `\nmirrored ${p.upToDate} of ${p.upstream} upstream orders at their latest version; ${p.events} events stored`,
