@@ -188,6 +188,31 @@ describe("the whole mirror", () => {
     expect(feed).toEqual([{ resource: "brand", operation: "update", source: "reconcile" }]);
   });
 
+  it("mirrors our own publish on refresh, with each location's result: which one rejected the menu, and why", async () => {
+    const job = await client.forMerchant("mer_demo_2").menus.publish("brd_demo_2");
+    await waitFor(
+      async () =>
+        (
+          await db.sql`
+            select 1 from sync.events
+            where type = 'job.completed' and payload #>> '{data,job_id}' = ${job.id} and outcome = 'ignored_self'`
+        ).length === 1,
+      { what: "our publish's job.completed stored as ignored_self" },
+    );
+    const run = await refresh("--merchant", "mer_demo_2", "--json");
+    expect(run.code, run.stderr).toBe(0);
+    const rejected = await db.sql`
+      select location_id, channel, error_code from reporting.menu_publish_results
+      where job_id = ${job.id} and status = 'failed' order by location_id`;
+    // Careem takes no menus through the API (the sandbox's catalog says so).
+    expect(rejected).toEqual([
+      { location_id: "loc_demo_2a", channel: "careem", error_code: "menu_not_supported" },
+      { location_id: "loc_demo_2b", channel: "careem", error_code: "menu_not_supported" },
+    ]);
+    const [stored] = await db.sql`select status from replica.jobs where id = ${job.id}`;
+    expect(stored).toEqual({ status: "partially_failed" });
+  });
+
   it("mirrors a location that goes live at approval, with its channel connections, within seconds", async () => {
     const location = await client.forMerchant(MERCHANT).locations.create({
       external_ref: "nakheel",
