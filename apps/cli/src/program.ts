@@ -5,6 +5,7 @@ import { createBackfillCommand } from "./commands/backfill.ts";
 import { createCatchupCommand } from "./commands/catchup.ts";
 import { createChangesCommand } from "./commands/changes.ts";
 import { createDemoCommand } from "./commands/demo.ts";
+import { createForwardCommand } from "./commands/forward.ts";
 import { createMigrateCommand } from "./commands/migrate.ts";
 import { createPruneCommand } from "./commands/prune.ts";
 import { createRedeliverCommand } from "./commands/redeliver.ts";
@@ -49,6 +50,7 @@ export function createProgram(): Command {
     createVerifyCommand(),
     createRefreshCommand(),
     createPruneCommand(),
+    createForwardCommand(),
     createSandboxCommand(),
     createDemoCommand(),
   ]) {
