@@ -26,6 +26,10 @@ export interface MerchantApi {
   };
   channels: { list(options?: CallOptions): Promise<readonly unknown[]> };
   jobs: { get(jobId: string, options?: CallOptions): Promise<unknown> };
+  brands: {
+    list(params?: { cursor?: string; limit?: number }, options?: CallOptions): Promise<PageOf<unknown>>;
+    get(brandId: string, options?: CallOptions): Promise<unknown>;
+  };
   menus: { get(brandId: string, options?: CallOptions): Promise<unknown> };
 }
 

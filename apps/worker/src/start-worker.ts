@@ -9,6 +9,7 @@ import {
 } from "@loops-sync/replica";
 import { run, type Task, type TaskList, type WorkerEvents } from "graphile-worker";
 import type { Registry } from "prom-client";
+import { confirmMerchantTask } from "./confirm-merchant-task.ts";
 import { createForwardMetrics } from "./forwarding/forward-metrics.ts";
 import { type Forwarder, type ForwarderOptions, startForwarder } from "./forwarding/start-forwarder.ts";
 import { graphileLogger } from "./graphile-logger.ts";
@@ -19,6 +20,9 @@ import { startPauseProber } from "./pause-prober.ts";
 import { createPoolRegistry } from "./pool-registry.ts";
 import { processEventsTask } from "./process-events-task.ts";
 import { createQueuePool } from "./queue-pool.ts";
+import { reconcileMerchantTask } from "./reconcile/reconcile-merchant-task.ts";
+import { refreshBrandTask } from "./refresh-brand-task.ts";
+import { refreshGoLiveTask } from "./refresh-go-live-task.ts";
 import { refreshJobTask } from "./refresh-job-task.ts";
 import { refreshChannelsTask, refreshLocationsTask } from "./refresh-locations-task.ts";
 import { refreshMerchantTask } from "./refresh-merchant-task.ts";
@@ -45,7 +49,7 @@ export interface StartWorkerOptions {
   pollIntervalMs?: number;
   /** prom-client registry for the worker's metrics. Default: a registry of its own. */
   registry?: Registry;
-  /** When to refresh locations, channel connections, channels and merchants. Default: every 15 minutes. */
+  /** When to reconcile every mirrored resource of every active merchant (RECONCILE_CRON). Default: every 15 minutes. */
   resourcesCron?: string;
   /** A worker process silent this long is dead and its jobs are released. Default: 60 000 ms. */
   deadWorkerAfterMs?: number;
@@ -58,7 +62,7 @@ export interface StartWorkerOptions {
   orderRefreshConcurrency?: number;
   /** How often the order refresher looks for queued orders without a NOTIFY. Default: `pollIntervalMs`, at most 1000 ms. */
   orderRefreshPollMs?: number;
-  /** Queue a refresh of merchants, locations and channels when starting. Default: true. */
+  /** Queue the reconcile of every active merchant when starting. Default: true. */
   refreshResourcesAtStart?: boolean;
   /**
    * How long a scope paused by a refusal of Loops waits between probes (PAUSE_PROBE_FIRST_SECONDS,
@@ -130,6 +134,10 @@ export async function startWorker({
     refresh_channels: refreshChannelsTask(ctx),
     refresh_merchant: refreshMerchantTask(ctx),
     refresh_job: refreshJobTask(ctx),
+    refresh_brand: refreshBrandTask(ctx),
+    refresh_go_live: refreshGoLiveTask(ctx),
+    confirm_merchant: confirmMerchantTask(ctx),
+    reconcile_merchant: reconcileMerchantTask(ctx),
     refresh_resources: refreshResourcesTask(ctx),
   };
 

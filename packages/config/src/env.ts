@@ -118,6 +118,7 @@ const schema = z.object({
   DATABASE_POOL_SIZE: positiveInt.default(10),
   WORKER_CONCURRENCY: positiveInt.default(8),
   CATCHUP_CRON: cron.default("*/5 * * * *"),
+  RECONCILE_CRON: cron.default("*/15 * * * *"),
   RETENTION_DAYS: positiveInt.default(35),
   STATUS_PAGE: bool.default(true),
   /** The admin listener (/metrics, /status, /healthz, /readyz); unset falls back to METRICS_PORT, then 9091. */

@@ -1,3 +1,6 @@
+export { applyBrands, type BrandInput } from "./apply-brands.ts";
+export { applyJob, type JobInput } from "./apply-job.ts";
+export { applyMenuIfNewer, type MenuInput } from "./apply-menu-if-newer.ts";
 export {
   type ApplyOrderResult,
   applyOrderIfNewer,
@@ -21,6 +24,7 @@ export {
   readMerchantState,
   revokeMerchant,
 } from "./merchant-state.ts";
+export type { MirrorChange } from "./mirror-change.ts";
 export { checkOrder, InvalidOrderError, type OrderInput } from "./order-input.ts";
 export {
   type ChangeInput,

@@ -9,6 +9,7 @@ export { readQueueStatus } from "./read-queue-status.ts";
 export { readRecoveryStatus } from "./read-recovery-status.ts";
 export { readSyncStatus } from "./read-sync-status.ts";
 export { readTableSizes, type TableSize } from "./read-table-sizes.ts";
+export { readUnhandledEvents } from "./read-unhandled-events.ts";
 export { readWebhookDelivery, type WebhookDelivery } from "./read-webhook-delivery.ts";
 export { redactSecrets } from "./redact-secrets.ts";
 export { type ServedStatusPage, type ServeStatusPageOptions, serveStatusPage } from "./serve-status-page.ts";
@@ -22,5 +23,6 @@ export {
   type QueueStatus,
   type RecoveryStatus,
   type SyncStatus,
+  type UnhandledEventType,
   type UpstreamPauseStatus,
 } from "./sync-status.ts";

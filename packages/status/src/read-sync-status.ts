@@ -5,6 +5,7 @@ import { readForwarding } from "./read-forwarding.ts";
 import { readMerchantStatuses } from "./read-merchant-statuses.ts";
 import { readQueueStatus } from "./read-queue-status.ts";
 import { readRecoveryStatus } from "./read-recovery-status.ts";
+import { readUnhandledEvents } from "./read-unhandled-events.ts";
 import type { SyncStatus } from "./sync-status.ts";
 
 /**
@@ -18,6 +19,7 @@ export async function readSyncStatus(sql: Sql): Promise<SyncStatus> {
     const merchants = await readMerchantStatuses(tx);
     const queue = await readQueueStatus(tx);
     const { eventsPerMinute, eventsLastHour, now } = await readEventsPerMinute(tx);
+    const unhandledEvents = await readUnhandledEvents(tx);
     const changeFeed = await readChangeFeed(tx);
     const forwarding = await readForwarding(tx);
     const recovery = await readRecoveryStatus(tx);
@@ -27,6 +29,7 @@ export async function readSyncStatus(sql: Sql): Promise<SyncStatus> {
       queue,
       eventsPerMinute,
       eventsLastHour,
+      unhandledEvents,
       changeFeed,
       forwarding,
       recovery,

@@ -22,6 +22,8 @@ export interface SyncStatus {
   forwarding: ForwardingStatus | null;
   /** Calls paused by a refusal of Loops, and events Postgres refused to store. */
   recovery: RecoveryStatus;
+  /** Events stored as `unhandled`, by type (the 50 most frequent), over what retention keeps. */
+  unhandledEvents: UnhandledEventType[];
 }
 
 export interface RecoveryStatus {
@@ -45,6 +47,12 @@ export interface UpstreamPauseStatus {
   nextProbeAt: string;
   /** Probes refused so far. */
   probes: number;
+}
+
+export interface UnhandledEventType {
+  type: string;
+  count: number;
+  lastReceivedAt: string;
 }
 
 /** Outcomes of sync.events (see docs/architecture.md). Counts for values added later appear too. */

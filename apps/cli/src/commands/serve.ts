@@ -104,6 +104,7 @@ async function startParts(
       applicationId: env.LOOPS_APPLICATION_ID,
       concurrency: env.WORKER_CONCURRENCY,
       merchantIds: env.LOOPS_MERCHANT_IDS,
+      resourcesCron: env.RECONCILE_CRON,
       logger: logger.child({ name: "worker" }),
       registry,
       pauseBackoff,

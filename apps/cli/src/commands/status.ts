@@ -84,6 +84,10 @@ function printStatus(status: SyncStatus): void {
       `  failed job ${job.id} ${job.task} (${job.attempts}/${job.maxAttempts}): ${job.lastError ?? ""}`,
     );
   }
+  if (status.unhandledEvents.length > 0) {
+    const counts = status.unhandledEvents.map((u) => `${u.type} ${u.count}`).join(", ");
+    console.log(`unhandled events by type: ${counts}`);
+  }
   printChangeFeed(status.changeFeed, now);
   printForwarding(status);
 }
