@@ -206,8 +206,8 @@ export function createEventStore({
   return {
     batcher,
     store(event, text = JSON.stringify(event), traceParent) {
-      if (!activeTracing()) return storeOne(event, text, traceParent);
-      // The wait for a group commit and the commit: the inbox's share of the request.
+      // Only within a traced request (one the sampler kept): the wait for a group commit and the commit.
+      if (!traceParent || !activeTracing()) return storeOne(event, text, traceParent);
       return withSpan("INSERT sync.events", { kind: "client", attributes: INBOX_SPAN_ATTRIBUTES }, () =>
         storeOne(event, text, traceParent),
       );

@@ -17,11 +17,11 @@ export interface RequestTrace {
  * Runs a webhook request in an HTTP server span `POST /webhooks/loops` (method, route, path, status; a
  * `traceparent` the sender passed is continued). The handler adds the event's id, type and merchant. No
  * header value nor body is recorded: the signature and the payload stay out of the trace. Call it only
- * while tracing is on.
+ * while tracing is on. A request the sampler leaves out is handled as with tracing off.
  */
 export async function traceWebhookRequest(
   c: Context<ReceiverEnv>,
-  handle: (trace: RequestTrace) => Promise<Response>,
+  handle: (trace: RequestTrace | undefined) => Promise<Response>,
 ): Promise<Response> {
   const { api, tracer } = activeTracing()!;
   const incoming = c.env?.incoming?.headers;
@@ -37,26 +37,32 @@ export async function traceWebhookRequest(
     "url.path": path,
     "url.scheme": "http",
   };
-  return tracer.startActiveSpan(
+  const span = tracer.startSpan(
     `${c.req.method} ${WEBHOOK_ROUTE}`,
     { kind: api.SpanKind.SERVER, attributes },
     parent,
-    async (span) => {
-      try {
-        const response = await handle({ span, traceParent: traceParentOf(span) });
-        span.setAttribute("http.response.status_code", response.status);
-        // Server spans are errors for 5xx only; a refused webhook (4xx) is the sender's problem.
-        if (response.status >= 500) {
-          span.setAttribute("error.type", String(response.status));
-          span.setStatus({ code: api.SpanStatusCode.ERROR });
-        }
-        return response;
-      } catch (error) {
-        markFailed(span, error);
-        throw error;
-      } finally {
-        span.end();
-      }
-    },
   );
+  // Not sampled: nothing would be exported, so the request runs as with tracing off (no context, no
+  // traceparent stored: the worker's spans for it follow the worker's own sampling).
+  if (!span.isRecording()) {
+    span.end();
+    return handle(undefined);
+  }
+  try {
+    const response = await api.context.with(api.trace.setSpan(parent, span), () =>
+      handle({ span, traceParent: traceParentOf(span) }),
+    );
+    span.setAttribute("http.response.status_code", response.status);
+    // Server spans are errors for 5xx only; a refused webhook (4xx) is the sender's problem.
+    if (response.status >= 500) {
+      span.setAttribute("error.type", String(response.status));
+      span.setStatus({ code: api.SpanStatusCode.ERROR });
+    }
+    return response;
+  } catch (error) {
+    markFailed(span, error);
+    throw error;
+  } finally {
+    span.end();
+  }
 }
