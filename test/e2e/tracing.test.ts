@@ -159,4 +159,22 @@ describe("an order's way as one trace, receiver and worker processes", () => {
     // Both processes have exited: whatever they would ever have sent has arrived by now.
     expect(collector.bodies.length).toBe(before);
   });
+
+  it("traces a CLI verb that calls Loops, named after the verb by default", { timeout: 60_000 }, async () => {
+    const before = collector.spans.length;
+    const [merchantId] = w.world.merchantIds;
+    const catchup = w.procs.spawn({
+      name: `${RUN_ID}-catchup`,
+      args: ["catchup", "--merchant", merchantId!, "--json"],
+      env: { ...w.env(), OTEL_EXPORTER_OTLP_ENDPOINT: collector.url },
+    });
+    expect((await catchup.exited).code).toBe(0);
+    const spans = collector.spans.slice(before);
+    const merchant = spans.find((s) => s.name === "catch-up merchant")!;
+    expect(merchant.attributes["loops.merchant.id"]).toBe(merchantId);
+    expect(merchant.resource["service.name"]).toBe("loops-sync-catchup");
+    const list = spans.find((s) => s.name === "GET /events")!;
+    expect(list).toMatchObject({ kind: 3, traceId: merchant.traceId });
+    expect(list.attributes["http.response.status_code"]).toBe(200);
+  });
 });
