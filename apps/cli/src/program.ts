@@ -3,6 +3,7 @@ import { createSandboxCommand } from "@loops-sync/sandbox";
 import { Command, type CommanderError } from "commander";
 import { createBackfillCommand } from "./commands/backfill.ts";
 import { createCatchupCommand } from "./commands/catchup.ts";
+import { createChangesCommand } from "./commands/changes.ts";
 import { createDemoCommand } from "./commands/demo.ts";
 import { createMigrateCommand } from "./commands/migrate.ts";
 import { createPruneCommand } from "./commands/prune.ts";
@@ -41,6 +42,7 @@ export function createProgram(): Command {
     createCatchupCommand(),
     createBackfillCommand(),
     createStatusCommand(),
+    createChangesCommand(),
     createReplayCommand(),
     createRedeliverCommand(),
     createVerifyCommand(),

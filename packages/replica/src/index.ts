@@ -19,6 +19,15 @@ export {
 } from "./merchant-state.ts";
 export { checkOrder, InvalidOrderError, type OrderInput } from "./order-input.ts";
 export {
+  type ChangeInput,
+  type ChangeResource,
+  type ChangeSource,
+  causedBy,
+  orderChanges,
+  type ResourceChange,
+  recordChanges,
+} from "./record-changes.ts";
+export {
   type OrderEventsToSettle,
   type OrderWrite,
   settleCoveredOrderEvents,

@@ -32,6 +32,28 @@ export interface ReplicaBrands {
   synced_at: Generated<Timestamp>;
 }
 
+/** Table replica.change_feed_state. */
+export interface ReplicaChangeFeedState {
+  singleton: Generated<boolean>;
+  pruned_through: Generated<number>;
+}
+
+/** Table replica.changes. */
+export interface ReplicaChanges {
+  position: GeneratedAlways<number>;
+  resource: string;
+  resource_id: string;
+  merchant_id: string | null;
+  operation: string;
+  version: number | null;
+  previous_version: number | null;
+  status: string | null;
+  previous_status: string | null;
+  source: string;
+  event_id: string | null;
+  changed_at: Generated<Timestamp>;
+}
+
 /** Table replica.channel_connections. */
 export interface ReplicaChannelConnections {
   id: string;
@@ -482,6 +504,8 @@ export interface SyncWorkerPools {
 
 export interface Database {
   "replica.brands": ReplicaBrands;
+  "replica.change_feed_state": ReplicaChangeFeedState;
+  "replica.changes": ReplicaChanges;
   "replica.channel_connections": ReplicaChannelConnections;
   "replica.channels": ReplicaChannels;
   "replica.connections": ReplicaConnections;
