@@ -13,7 +13,12 @@ import { type Claimed, type ClaimResult, needsFetch, ORDER_BATCH_ROWS } from "./
 import { fetchOrder } from "./fetch-order.ts";
 import { observeCommitted, observeStage } from "./observe-order-stage.ts";
 import type { OrderBatchOptions } from "./refresh-order-batch.ts";
-import { claimOrdersTraced, readTraceParents, traceOrderRefresh } from "./trace-order-refresh.ts";
+import {
+  claimOrdersTraced,
+  inBatchContext,
+  readTraceParents,
+  traceOrderRefresh,
+} from "./trace-order-refresh.ts";
 
 /**
  * A batch takes rows its merchant queues while it fetches (`join`) for this long after it started; then it
@@ -80,7 +85,7 @@ export async function fetchClaimedOrders(
     stopped: undefined,
   };
   const fetches: Promise<Fetched>[] = [];
-  const take = (claim: Omit<ClaimResult, "state">) => {
+  const take = inBatchContext((claim: Omit<ClaimResult, "state">) => {
     batch.heldElsewhere = Math.max(batch.heldElsewhere, claim.heldElsewhere);
     batch.heldHere = Math.max(batch.heldHere, claim.heldHere);
     const traceParents = readTraceParents(tx, claim.claimed);
@@ -93,7 +98,7 @@ export async function fetchClaimedOrders(
           traceOrderRefresh(c, traceParents, () => fetchClaimedOrder(ctx, api, c, options, batch)),
         );
     }
-  };
+  });
   take(first);
 
   const joinUntil = performance.now() + ORDER_BATCH_JOIN_MS;
@@ -108,15 +113,17 @@ export async function fetchClaimedOrders(
     if (claimWaiting) return true;
     claimWaiting = true;
     // One claim at a time on the batch's connection; each leaves alone the orders the batch has already.
-    const claim = (joining ?? Promise.resolve()).then(async () => {
-      const wait = lastClaimAt + ORDER_BATCH_JOIN_GAP_MS - performance.now();
-      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      claimWaiting = false;
-      lastClaimAt = performance.now();
-      if (batch.rows >= ORDER_BATCH_ROWS) return;
-      const orders = batch.claimed.map((c) => c.order_id);
-      take(await claimOrdersTraced(tx, merchantId, orders, ORDER_BATCH_ROWS - batch.rows));
-    });
+    const claim = (joining ?? Promise.resolve()).then(
+      inBatchContext(async () => {
+        const wait = lastClaimAt + ORDER_BATCH_JOIN_GAP_MS - performance.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        claimWaiting = false;
+        lastClaimAt = performance.now();
+        if (batch.rows >= ORDER_BATCH_ROWS) return;
+        const orders = batch.claimed.map((c) => c.order_id);
+        take(await claimOrdersTraced(tx, merchantId, orders, ORDER_BATCH_ROWS - batch.rows));
+      }),
+    );
     // The loop below awaits it and fails the batch if it fails; until it gets there, this marks it handled
     // (an unhandled rejection would end the process).
     claim.catch(() => {});

@@ -75,3 +75,12 @@ export async function traceOrderRefresh<T>(
   };
   return withSpan("refresh order", { parent, links, attributes }, fn);
 }
+
+/**
+ * `fn`, run in the caller's trace context whoever calls it later: a batch's joins are started by the
+ * refresher, outside the batch's span, and their claims and orders belong under it. Without tracing: `fn`.
+ */
+export function inBatchContext<F extends (...args: never[]) => unknown>(fn: F): F {
+  const tracing = activeTracing();
+  return tracing ? tracing.api.context.bind(tracing.api.context.active(), fn) : fn;
+}
