@@ -100,15 +100,20 @@ describe.each(["http/json", "http/protobuf"] as const)("tracing over OTLP %s", (
     expect(limited.statusCode).toBe(2);
     expect(ok.attributes["http.request.resend_count"]).toBe(1);
 
+    // The token exchange the first attempt needed is a client span of the caller's too (form body unrecorded).
+    const token = collector.spans.find((s) => s.name === "POST {auth_url}")!;
+    expect(token).toMatchObject({ kind: 3, traceId: outer.traceId, parentSpanId: outer.spanId });
+    expect(token.attributes["http.response.status_code"]).toBe(200);
+
     // Loops received each attempt's own span as its parent.
     const sent = loops.requests.map((r) => r.headers.traceparent);
     expect(sent.sort()).toEqual(attempts.map((s) => `00-${s.traceId}-${s.spanId}-01`).sort());
 
     // The bearer token, the client secret and the Authorization header never leave for the collector.
-    const token = String(loops.requests[0]!.headers.authorization).replace(/^Bearer /, "");
+    const bearer = String(loops.requests[0]!.headers.authorization).replace(/^Bearer /, "");
     const exported = Buffer.concat(collector.bodies).toString("latin1");
-    expect(token.length).toBeGreaterThan(8);
-    for (const secret of [token, loops.clientSecret, "Bearer", "authorization"]) {
+    expect(bearer.length).toBeGreaterThan(8);
+    for (const secret of [bearer, loops.clientSecret, "Bearer", "authorization", "client_secret"]) {
       expect(exported).not.toContain(secret);
     }
   });
