@@ -5,6 +5,7 @@ import { createBackfillCommand } from "./commands/backfill.ts";
 import { createCatchupCommand } from "./commands/catchup.ts";
 import { createChangesCommand } from "./commands/changes.ts";
 import { createDemoCommand } from "./commands/demo.ts";
+import { createForwardCommand } from "./commands/forward.ts";
 import { createMigrateCommand } from "./commands/migrate.ts";
 import { createPruneCommand } from "./commands/prune.ts";
 import { createRedeliverCommand } from "./commands/redeliver.ts";
@@ -47,6 +48,7 @@ export function createProgram(): Command {
     createRedeliverCommand(),
     createVerifyCommand(),
     createPruneCommand(),
+    createForwardCommand(),
     createSandboxCommand(),
     createDemoCommand(),
   ]) {

@@ -465,6 +465,32 @@ export interface SyncEvents {
   trace_parent: string | null;
 }
 
+/** Table sync.forward_deliveries. */
+export interface SyncForwardDeliveries {
+  position: number;
+  resource: string;
+  resource_id: string;
+  changed_at: Timestamp;
+  age_from: Timestamp;
+  attempts: Generated<number>;
+  next_attempt_at: Generated<Timestamp>;
+  leased_until: Timestamp | null;
+  leased_by: string | null;
+  last_error: string | null;
+  dead_at: Timestamp | null;
+}
+
+/** Table sync.forward_progress. */
+export interface SyncForwardProgress {
+  singleton: Generated<boolean>;
+  scanned_through: number;
+  endpoint: string | null;
+  started_at: Generated<Timestamp>;
+  last_success_at: Timestamp | null;
+  last_failure_at: Timestamp | null;
+  last_failure: string | null;
+}
+
 /** Table sync.merchants. */
 export interface SyncMerchants {
   id: string;
@@ -532,6 +558,8 @@ export interface Database {
   "sync.backfills": SyncBackfills;
   "sync.cursors": SyncCursors;
   "sync.events": SyncEvents;
+  "sync.forward_deliveries": SyncForwardDeliveries;
+  "sync.forward_progress": SyncForwardProgress;
   "sync.merchants": SyncMerchants;
   "sync.migrations": SyncMigrations;
   "sync.order_refresh": SyncOrderRefresh;

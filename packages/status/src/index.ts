@@ -1,7 +1,9 @@
 export { createStatusPage, StatusPageError, type StatusPageOptions } from "./create-status-page.ts";
 export { type AttentionItem, needsAttention } from "./needs-attention.ts";
 export { type MerchantBacklog, readBacklog } from "./read-backlog.ts";
+export { type ChangeFeedStatus, readChangeFeed } from "./read-change-feed.ts";
 export { readEventsPerMinute } from "./read-events-per-minute.ts";
+export { type DeadChange, type ForwardingStatus, readForwarding } from "./read-forwarding.ts";
 export { readMerchantStatuses } from "./read-merchant-statuses.ts";
 export { readQueueStatus } from "./read-queue-status.ts";
 export { readSyncStatus } from "./read-sync-status.ts";
