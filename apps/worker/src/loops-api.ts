@@ -13,7 +13,11 @@ export interface PageOf<T> {
 }
 
 export interface MerchantApi {
-  orders: { get(orderId: string, options?: CallOptions): Promise<unknown> };
+  orders: {
+    get(orderId: string, options?: CallOptions): Promise<unknown>;
+    /** Only `limit: 1`, as the cheap call that probes a pause (upstream-pause.ts). */
+    list(params: { limit: number }, options?: CallOptions): Promise<PageOf<unknown>>;
+  };
   merchant: { get(options?: CallOptions): Promise<unknown> };
   connection: { get(options?: CallOptions): Promise<unknown> };
   locations: {

@@ -1,9 +1,13 @@
 import { EventEmitter } from "node:events";
 import { createLogger, type Logger } from "@loops-sync/config";
 import type { Sql, TaskName } from "@loops-sync/db";
-import { enqueueJob, pausedMerchantFlags } from "@loops-sync/replica";
+import {
+  DEFAULT_PAUSE_BACKOFF,
+  enqueueJob,
+  type PauseBackoff,
+  pausedMerchantFlags,
+} from "@loops-sync/replica";
 import { run, type Task, type TaskList, type WorkerEvents } from "graphile-worker";
-import pg from "pg";
 import type { Registry } from "prom-client";
 import { createForwardMetrics } from "./forwarding/forward-metrics.ts";
 import { type Forwarder, type ForwarderOptions, startForwarder } from "./forwarding/start-forwarder.ts";
@@ -11,8 +15,10 @@ import { graphileLogger } from "./graphile-logger.ts";
 import type { LoopsApi } from "./loops-api.ts";
 import { startOrderRefresher } from "./orders/order-refresher.ts";
 import { refreshOrderTask } from "./orders/refresh-order-task.ts";
+import { startPauseProber } from "./pause-prober.ts";
 import { createPoolRegistry } from "./pool-registry.ts";
 import { processEventsTask } from "./process-events-task.ts";
+import { createQueuePool } from "./queue-pool.ts";
 import { refreshJobTask } from "./refresh-job-task.ts";
 import { refreshChannelsTask, refreshLocationsTask } from "./refresh-locations-task.ts";
 import { refreshMerchantTask } from "./refresh-merchant-task.ts";
@@ -54,6 +60,16 @@ export interface StartWorkerOptions {
   orderRefreshPollMs?: number;
   /** Queue a refresh of merchants, locations and channels when starting. Default: true. */
   refreshResourcesAtStart?: boolean;
+  /**
+   * How long a scope paused by a refusal of Loops waits between probes (PAUSE_PROBE_FIRST_SECONDS,
+   * PAUSE_PROBE_MAX_SECONDS). Default: 30 s, doubling up to 900 s.
+   */
+  pauseBackoff?: PauseBackoff;
+  /**
+   * A Postgres outage this short (HEALTH_DATABASE_GRACE_SECONDS) is waited out by the queue's connections
+   * instead of failing them. Default: 60 s.
+   */
+  databaseGraceSeconds?: number;
   /** More tasks to run in the same pool (catch-up, backfill), by name. Default: none. */
   extraTasks?: TaskList;
   /** More crontab lines (graphile-worker syntax) for those tasks. Default: none. */
@@ -95,6 +111,8 @@ export async function startWorker({
   refreshResourcesAtStart = true,
   orderRefreshConcurrency,
   orderRefreshPollMs,
+  pauseBackoff = DEFAULT_PAUSE_BACKOFF,
+  databaseGraceSeconds = 60,
   extraTasks = {},
   extraCrontab = "",
   forward,
@@ -103,7 +121,7 @@ export async function startWorker({
     throw new RangeError(`startWorker: concurrency must be a whole number of at least 1, got ${concurrency}`);
   }
   const metrics = createWorkerMetrics(registry);
-  const ctx: WorkerContext = { sql, client, logger, metrics, applicationId };
+  const ctx: WorkerContext = { sql, client, logger, metrics, applicationId, pauseBackoff };
   // `catchup` is packages/catchup's, given in `extraTasks`.
   const tasks: Record<Exclude<TaskName, "catchup">, Task> = {
     process_events: processEventsTask(ctx),
@@ -140,10 +158,12 @@ export async function startWorker({
 
   // Our own pg pool for graphile-worker, so an idle connection dropped by a Postgres restart is logged
   // (and replaced on next use) instead of crashing the process, and stop() can wait for it to close.
-  const pgPool = new pg.Pool({
+  // It also rides out a Postgres outage shorter than the grace (see queue-pool.ts).
+  const pgPool = createQueuePool({
     connectionString: databaseUrl,
     max: concurrency + 2,
-    application_name: "loops-sync-worker",
+    graceMs: databaseGraceSeconds * 1000,
+    logger,
   });
   const lost = (error: Error) =>
     logger.warn({ error: error.message }, "queue connection lost; it will be replaced");
@@ -210,6 +230,7 @@ export async function startWorker({
       throw error;
     });
   }
+  const prober = startPauseProber(ctx);
   logger.info({ concurrency, merchants: merchantIds.length }, "worker started");
 
   let stopping: Promise<void> | undefined;
@@ -233,6 +254,7 @@ export async function startWorker({
             runnerStopped,
             refresher.stop(shutdownAbortAfterMs),
             forwarder?.stop(shutdownAbortAfterMs),
+            prober.stop(),
           ]);
         } finally {
           await closeQueue();

@@ -1,6 +1,6 @@
 import type { Logger } from "@loops-sync/config";
 import type { Sql, TaskPayloads } from "@loops-sync/db";
-import { enqueueJob } from "@loops-sync/replica";
+import { enqueueJob, type PauseBackoff } from "@loops-sync/replica";
 import type { TaskList } from "graphile-worker";
 import type { CatchupApi } from "./catchup-api.ts";
 import { runCatchup } from "./run-catchup.ts";
@@ -15,6 +15,8 @@ export interface CatchupTaskOptions {
   applicationId?: string | undefined;
   /** LOOPS_MERCHANT_IDS. Default: []. */
   merchantIds?: readonly string[];
+  /** How long a scope paused by a refusal of Loops waits between probes. Default: 30 s up to 15 min. */
+  pauseBackoff?: PauseBackoff;
   /** Default: none. */
   logger?: Logger;
 }
@@ -33,6 +35,7 @@ export function catchupTasks({
   client,
   applicationId,
   merchantIds = [],
+  pauseBackoff,
   logger,
 }: CatchupTaskOptions): TaskList {
   return {
@@ -44,6 +47,7 @@ export function catchupTasks({
         applicationId,
         merchantIds,
         ...(typeof merchantId === "string" ? { merchantId } : {}),
+        ...(pauseBackoff ? { pauseBackoff } : {}),
         signal: helpers.abortSignal,
         ...(logger ? { logger } : {}),
       });

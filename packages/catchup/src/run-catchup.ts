@@ -1,5 +1,6 @@
 import type { Logger } from "@loops-sync/config";
 import type { Sql } from "@loops-sync/db";
+import type { PauseBackoff } from "@loops-sync/replica";
 import { type CatchupApi, requestCount } from "./catchup-api.ts";
 import { type CatchupProgress, catchupMerchant, type MerchantCatchupResult } from "./catchup-merchant.ts";
 import { listActiveMerchants } from "./list-active-merchants.ts";
@@ -27,6 +28,8 @@ export interface RunCatchupOptions {
    * operator's command), instead of skipping it until the next run (the scheduled task). Default: false.
    */
   waitWhenPaused?: boolean;
+  /** How long a scope paused by a refusal of Loops waits between probes. Default: 30 s up to 15 min. */
+  pauseBackoff?: PauseBackoff;
   /** Called after each stored page. Default: none. */
   onProgress?: (progress: CatchupProgress) => void;
   /** Cancels between calls; the cursor keeps what was stored. Default: none. */
@@ -61,6 +64,7 @@ export async function runCatchup({
   listThreshold = 2,
   initialBackfill = true,
   waitWhenPaused = false,
+  pauseBackoff,
   onProgress,
   signal,
   logger,
@@ -83,6 +87,7 @@ export async function runCatchup({
         listThreshold,
         initialBackfill,
         waitWhenPaused,
+        pauseBackoff,
         signal,
         onProgress,
         logger,

@@ -5,7 +5,11 @@ export {
   inTransaction,
   type OrderProvenance,
 } from "./apply-orders-if-newer.ts";
-export { classifyUpstreamFailure, type UpstreamFailure } from "./classify-upstream-failure.ts";
+export {
+  classifyUpstreamFailure,
+  type PauseCause,
+  type UpstreamFailure,
+} from "./classify-upstream-failure.ts";
 export { DEFAULT_MAX_ATTEMPTS, enqueueJob, type JobSpec, rescheduleJob } from "./enqueue-job.ts";
 export {
   MERCHANT_FLAG_PREFIX,
@@ -32,3 +36,15 @@ export {
   type OrderWrite,
   settleCoveredOrderEvents,
 } from "./settle-covered-order-events.ts";
+export {
+  claimDueProbe,
+  DEFAULT_PAUSE_BACKOFF,
+  enterPause,
+  listPauses,
+  type PauseBackoff,
+  type PauseScope,
+  pauseScopeOf,
+  probeAccepted,
+  probeRefused,
+  type UpstreamPause,
+} from "./upstream-pause.ts";

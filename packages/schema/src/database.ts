@@ -519,6 +519,29 @@ export interface SyncOrderRefresh {
   event_id: string | null;
 }
 
+/** Table sync.refused_events. */
+export interface SyncRefusedEvents {
+  id: string;
+  merchant_id: string;
+  type: string | null;
+  created_at: Timestamp | null;
+  source: string;
+  reason: string;
+  refused_at: Generated<Timestamp>;
+}
+
+/** Table sync.upstream_pauses. */
+export interface SyncUpstreamPauses {
+  scope: string;
+  cause: string;
+  detail: string | null;
+  merchant_id: string;
+  paused_at: Generated<Timestamp>;
+  probe_at: Timestamp;
+  probes: Generated<number>;
+  probing_until: Timestamp | null;
+}
+
 /** Table sync.worker_pools. */
 export interface SyncWorkerPools {
   id: string;
@@ -563,5 +586,7 @@ export interface Database {
   "sync.merchants": SyncMerchants;
   "sync.migrations": SyncMigrations;
   "sync.order_refresh": SyncOrderRefresh;
+  "sync.refused_events": SyncRefusedEvents;
+  "sync.upstream_pauses": SyncUpstreamPauses;
   "sync.worker_pools": SyncWorkerPools;
 }

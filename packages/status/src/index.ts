@@ -6,6 +6,7 @@ export { readEventsPerMinute } from "./read-events-per-minute.ts";
 export { type DeadChange, type ForwardingStatus, readForwarding } from "./read-forwarding.ts";
 export { readMerchantStatuses } from "./read-merchant-statuses.ts";
 export { readQueueStatus } from "./read-queue-status.ts";
+export { readRecoveryStatus } from "./read-recovery-status.ts";
 export { readSyncStatus } from "./read-sync-status.ts";
 export { readTableSizes, type TableSize } from "./read-table-sizes.ts";
 export { readWebhookDelivery, type WebhookDelivery } from "./read-webhook-delivery.ts";
@@ -19,5 +20,7 @@ export {
   type MerchantSyncStatus,
   type OutcomeCounts,
   type QueueStatus,
+  type RecoveryStatus,
   type SyncStatus,
+  type UpstreamPauseStatus,
 } from "./sync-status.ts";

@@ -4,6 +4,7 @@ import { readEventsPerMinute } from "./read-events-per-minute.ts";
 import { readForwarding } from "./read-forwarding.ts";
 import { readMerchantStatuses } from "./read-merchant-statuses.ts";
 import { readQueueStatus } from "./read-queue-status.ts";
+import { readRecoveryStatus } from "./read-recovery-status.ts";
 import type { SyncStatus } from "./sync-status.ts";
 
 /**
@@ -19,6 +20,7 @@ export async function readSyncStatus(sql: Sql): Promise<SyncStatus> {
     const { eventsPerMinute, eventsLastHour, now } = await readEventsPerMinute(tx);
     const changeFeed = await readChangeFeed(tx);
     const forwarding = await readForwarding(tx);
+    const recovery = await readRecoveryStatus(tx);
     return {
       generatedAt: now.toISOString(),
       merchants,
@@ -27,6 +29,7 @@ export async function readSyncStatus(sql: Sql): Promise<SyncStatus> {
       eventsLastHour,
       changeFeed,
       forwarding,
+      recovery,
     };
   }) as Promise<SyncStatus>;
 }

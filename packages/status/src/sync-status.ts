@@ -20,6 +20,31 @@ export interface SyncStatus {
   changeFeed: ChangeFeedStatus;
   /** Forwarding to FORWARD_URL; null when it was never turned on. */
   forwarding: ForwardingStatus | null;
+  /** Calls paused by a refusal of Loops, and events Postgres refused to store. */
+  recovery: RecoveryStatus;
+}
+
+export interface RecoveryStatus {
+  /** Paused scopes, the application's first; empty while every call may be made. */
+  pauses: UpstreamPauseStatus[];
+  /** Events catch-up met that Postgres can never store (sync.refused_events): recorded, then skipped. */
+  refusedEvents: { total: number; lastDay: number };
+}
+
+export interface UpstreamPauseStatus {
+  /** `application` (every call) or `merchant:<id>`. */
+  scope: string;
+  /** The refusal: `unauthorized`, `insufficient_scope`, `application_suspended` or `scope_not_granted`. */
+  cause: string;
+  /** Loops's wording, shortened, with anything secret-looking masked. */
+  detail: string | null;
+  /** The merchant the probe calls for. */
+  merchantId: string;
+  pausedAt: string;
+  /** When the next probe (one cheap call) is due; calls resume by themselves once one is answered. */
+  nextProbeAt: string;
+  /** Probes refused so far. */
+  probes: number;
 }
 
 /** Outcomes of sync.events (see docs/architecture.md). Counts for values added later appear too. */

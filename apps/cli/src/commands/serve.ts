@@ -93,6 +93,10 @@ async function startParts(
   }
   if (parts.includes("worker")) {
     const client = createLoopsClientFromEnv(env, logger.child({ name: "loops-client" }), { worker: true });
+    const pauseBackoff = {
+      firstSeconds: env.PAUSE_PROBE_FIRST_SECONDS,
+      maxSeconds: env.PAUSE_PROBE_MAX_SECONDS,
+    };
     const worker = await startWorker({
       databaseUrl: runtime.databaseUrl,
       sql,
@@ -102,10 +106,13 @@ async function startParts(
       merchantIds: env.LOOPS_MERCHANT_IDS,
       logger: logger.child({ name: "worker" }),
       registry,
+      pauseBackoff,
+      databaseGraceSeconds: env.HEALTH_DATABASE_GRACE_SECONDS,
       extraTasks: {
         ...catchupTasks({
           sql,
           client,
+          pauseBackoff,
           applicationId: env.LOOPS_APPLICATION_ID,
           merchantIds: env.LOOPS_MERCHANT_IDS,
           logger: logger.child({ name: "catchup" }),

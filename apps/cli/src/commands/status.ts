@@ -73,6 +73,12 @@ function printStatus(status: SyncStatus): void {
       `${q.ordersToRefresh} orders to refresh` +
       (q.oldestOrderToRefreshSeconds === null ? "" : ` (oldest ${q.oldestOrderToRefreshSeconds} s)`),
   );
+  const refused = status.recovery.refusedEvents;
+  if (refused.total > 0) {
+    console.log(
+      `refused events: ${refused.total} Postgres cannot store (${refused.lastDay} in the last day)`,
+    );
+  }
   for (const job of q.failedJobs.slice(0, 5)) {
     console.log(
       `  failed job ${job.id} ${job.task} (${job.attempts}/${job.maxAttempts}): ${job.lastError ?? ""}`,
