@@ -75,6 +75,8 @@ export interface FreshnessOptions {
   drainMs?: number;
   /** Log every job's creation, lock and completion (adds triggers: slower). Default: false. */
   trace?: boolean;
+  /** More environment for the receiver and worker processes (the tracing phase's OTEL_*). Default: none. */
+  env?: Record<string, string>;
 }
 
 /**
@@ -90,10 +92,11 @@ export async function measureFreshness({
   workerConcurrency,
   drainMs = 15_000,
   trace = false,
+  env: extraEnv = {},
 }: FreshnessOptions): Promise<FreshnessFigures> {
   const sandbox = await startSandbox({ port: 0, faults: { apiSlowRate: 1, apiSlowMs: apiDelayMs } });
   const signer = createWebhookSigner();
-  const env = serviceEnv({ databaseUrl, sandbox });
+  const env = { ...serviceEnv({ databaseUrl, sandbox }), ...extraEnv };
   // A child that fails to start must not leave the sandbox or the other child running (the bench would
   // never exit).
   let receiver: RunningService | undefined;

@@ -23,18 +23,20 @@ export interface ReceiverFigures {
   stored: number;
 }
 
-interface ForkedServer {
+export interface ForkedServer {
   child: ChildProcess;
   url: string;
   stop(): Promise<void>;
 }
 
 /** bench/receiver-server.ts (the receiver engineer's harness): the real receiver, or a bare Hono endpoint. */
-async function forkServer(
+export async function forkServer(
   mode: "bare" | "receiver",
   secret: string,
   databaseUrl: string,
   applicationId?: string,
+  /** More environment for the child (the tracing phase's BENCH_OTEL_*). Default: none. */
+  extraEnv: Record<string, string> = {},
 ): Promise<ForkedServer> {
   const child = fork(new URL("./receiver-server.ts", import.meta.url), [mode], {
     // The Node flags bin/loops-sync and the image start every process with, for both servers alike.
@@ -49,6 +51,7 @@ async function forkServer(
       BENCH_DATABASE_URL: databaseUrl,
       BENCH_WEBHOOK_SECRET: secret,
       BENCH_APPLICATION_ID: applicationId ?? "",
+      ...extraEnv,
     },
     stdio: ["ignore", "inherit", "inherit", "ipc"],
   });
@@ -142,7 +145,7 @@ export async function measureReceiver({
     meanBatch,
     peakRss,
     barePeakRss,
-    // Requests in flight when autocannon stops are stored but not counted as 2xx: >= is the check.
+    // Requests in flight when the load stops are stored but not counted as 2xx: >= is the check.
     consistent:
       stored >= receiver.ok &&
       plain.stored >= withoutApplicationId.ok &&

@@ -5,6 +5,7 @@ import { connect } from "@loops-sync/db";
 import { startReceiver } from "@loops-sync/receiver";
 
 interface BareContext {
+  env?: { incoming?: AsyncIterable<Buffer> };
   req: { raw: Request };
   json(value: unknown, status?: number): Response;
 }
@@ -26,6 +27,18 @@ const { serve } = (await import(fromReceiver.resolve("@hono/node-server"))) as {
 };
 
 const [mode] = process.argv.slice(2);
+// The tracing phase (measure-tracing.ts): tracing on, as OTEL_* would start it, at this sampling ratio.
+if (process.env.BENCH_OTEL_ENDPOINT) {
+  const { startTracing } = await import("@loops-sync/tracing");
+  await startTracing({
+    endpoint: process.env.BENCH_OTEL_ENDPOINT,
+    protocol: "http/protobuf",
+    serviceName: "loops-sync-bench-receiver",
+    serviceVersion: "bench",
+    sampler: "parentbased_traceidratio",
+    samplerArg: Number(process.env.BENCH_OTEL_RATIO ?? 1),
+  });
+}
 const secret = process.env.BENCH_WEBHOOK_SECRET;
 if (!secret) throw new Error("receiver-server: BENCH_WEBHOOK_SECRET is not set");
 let peakRss = process.memoryUsage().rss;
@@ -35,10 +48,13 @@ setInterval(() => {
 
 let stop: () => Promise<void>;
 let url: string;
-if (mode === "bare") {
+if (mode === "bare" || mode === "bare-request") {
   const app = new Hono();
   app.post("/webhooks/loops", async (c) => {
-    await c.req.raw.arrayBuffer();
+    // As the receiver reads it: from Node's request stream, so no WHATWG Request is built for the body.
+    const incoming = c.env?.incoming;
+    if (mode === "bare" && incoming) for await (const _ of incoming);
+    else await c.req.raw.arrayBuffer();
     return c.json({ status: "ok" }, 200);
   });
   const server = await new Promise<NodeServer>((resolve) => {

@@ -1,5 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { createRequire } from "node:module";
+import { runHttpLoad, serializeRequest } from "./http-load.ts";
+import { percentile } from "./percentile.ts";
 import type { SignedWebhook, WebhookSigner } from "./webhook-signer.ts";
 
 interface AutocannonRequest {
@@ -57,7 +59,7 @@ export interface LoadOptions {
 }
 
 /** Distinct order events, signed before the load starts so that the generator's HMAC is not timed. */
-function presign(signer: WebhookSigner, count: number): () => SignedWebhook {
+function presign<T>(signer: WebhookSigner, count: number, as: (signed: SignedWebhook) => T): () => T {
   const run = randomBytes(4).toString("hex");
   const event = (n: number) => ({
     id: `evt_load_${run}_${n}`,
@@ -68,17 +70,20 @@ function presign(signer: WebhookSigner, count: number): () => SignedWebhook {
     status: "accepted",
     version: 2,
   });
-  const pool = Array.from({ length: count }, (_, n) => signer.sign(event(n)));
+  // Only what the generator sends is kept (the closed loop's request bytes): the signed objects are garbage
+  // before the run, so they do not weigh on the generator's heap while it runs.
+  const pool = Array.from({ length: count }, (_, n) => as(signer.sign(event(n))));
   let next = 0;
   // Past the pool, sign on the spot (counted, so a result that paid for it says so).
-  return () => (next < pool.length ? pool[next++]! : signer.sign(event(next++)));
+  return () => (next < pool.length ? pool[next++]! : as(signer.sign(event(next++))));
 }
 
 /**
- * Closed-loop load with autocannon: every request is a distinct order event, so the receiver verifies,
- * parses and stores each one (nothing deduplicated away). Every request is signed before the timed run, so
- * the load generator's own HMAC does not bound the fastest server it measures; the same generator drives
- * the bare endpoint, so the ratio compares the servers, not the clients.
+ * Load on POST /webhooks/loops: every request is a distinct order event, so the receiver verifies, parses
+ * and stores each one (nothing deduplicated away). Every request is signed before the timed run, so the
+ * load generator's own HMAC does not bound the fastest server it measures; the same generator drives the
+ * bare endpoint, so the ratio compares the servers, not the clients. Closed loop (no `overallRate`): the
+ * raw-socket generator of http-load.ts, with every request serialized before the run; paced: autocannon.
  */
 export async function runLoad({
   url,
@@ -88,7 +93,8 @@ export async function runLoad({
   overallRate,
 }: LoadOptions): Promise<LoadResult> {
   const pooled = Math.ceil(seconds * (overallRate ? overallRate * 1.2 : PRESIGNED_PER_SECOND));
-  const nextWebhook = presign(signer, pooled);
+  if (overallRate === undefined) return await closedLoop(url, signer, pooled, seconds, connections);
+  const nextWebhook = presign(signer, pooled, (signed) => signed);
   let sent = 0;
   const setupRequest = (request: AutocannonRequest): AutocannonRequest => {
     sent++;
@@ -115,6 +121,36 @@ export async function runLoad({
     ok: r["2xx"],
     notOk: r.non2xx,
     errors: r.errors + r.timeouts,
+    signedDuringRun: Math.max(0, sent - pooled),
+  };
+}
+
+/** The closed loop on raw sockets, each request's bytes made before the timed run. */
+async function closedLoop(
+  url: string,
+  signer: WebhookSigner,
+  pooled: number,
+  seconds: number,
+  connections: number,
+): Promise<LoadResult> {
+  const host = new URL(url).host;
+  let sent = 0;
+  const nextRequest = presign(signer, pooled, (signed) =>
+    serializeRequest(host, "/webhooks/loops", signed.headers, signed.body),
+  );
+  const next = () => {
+    sent++;
+    return nextRequest();
+  };
+  const r = await runHttpLoad({ url, next, connections, seconds });
+  const latencies = Array.from(r.latencies.subarray(0, r.count));
+  return {
+    perSecond: r.ok / r.duration,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    ok: r.ok,
+    notOk: r.notOk,
+    errors: r.errors,
     signedDuringRun: Math.max(0, sent - pooled),
   };
 }

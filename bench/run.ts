@@ -7,6 +7,7 @@ import { describeMachine } from "./machine.ts";
 import { type CatchupFigures, measureCatchup } from "./measure-catchup.ts";
 import { type FreshnessFigures, measureFreshness } from "./measure-freshness.ts";
 import { measureReceiver, type ReceiverFigures } from "./measure-receiver.ts";
+import { measureTracing, printTracing, type TracingFigures } from "./measure-tracing.ts";
 import { printTable } from "./print-table.ts";
 
 const { values } = parseArgs({
@@ -26,7 +27,8 @@ const { values } = parseArgs({
 if (values.help) {
   console.log(`pnpm bench [options]
   --quick                   short run (under a minute): 3 s loads, 10,000-event backlog
-  --only LIST               phases to run, comma-separated: receiver,freshness,catchup (default: all)
+  --only LIST               phases to run, comma-separated: receiver,freshness,catchup (default: these
+                            three), tracing (OpenTelemetry off / 100 % / 1 %, alternating; not by default)
   --seconds N               seconds per measured load (default: 10; quick: 3)
   --rate N                  freshness event rate per second (default: 1000)
   --worker-concurrency N    WORKER_CONCURRENCY of the worker process (default: 32)
@@ -61,6 +63,7 @@ async function phase<T>(name: string, run: (db: BenchDatabase) => Promise<T>): P
 let receiver: ReceiverFigures | undefined;
 let freshness: FreshnessFigures | undefined;
 let catchup: CatchupFigures | undefined;
+let tracing: TracingFigures | undefined;
 const started = Date.now();
 try {
   if (phases.has("receiver")) {
@@ -84,6 +87,27 @@ try {
         workerConcurrency,
         apiDelayMs: Number(values["api-ms"]),
         trace: values.trace,
+      }),
+    );
+  }
+  if (phases.has("tracing")) {
+    console.error(
+      `tracing: receiver${quick ? "" : " and freshness"} with tracing off, 100 %, 1 %, alternating…`,
+    );
+    tracing = await phase("tracing", () =>
+      measureTracing({
+        withDatabase: async (fn) => {
+          const db = await server.createDatabase();
+          try {
+            return await fn(db);
+          } finally {
+            await db.drop();
+          }
+        },
+        seconds,
+        freshness: quick
+          ? undefined
+          : { rate: Number(values.rate), workerConcurrency, apiDelayMs: Number(values["api-ms"]) },
       }),
     );
   }
@@ -114,5 +138,6 @@ printTable({
   freshness,
   catchup,
 });
+if (tracing) printTracing(tracing);
 for (const failure of failures) console.log(`FAILED ${failure}`);
 if (failures.length > 0) process.exitCode = 1;

@@ -27,6 +27,17 @@ describe("loops-sync errors", () => {
     expect(r.stderr.trim()).toBe('loops-sync: PORT: got "eighty", expected a whole number');
   });
 
+  it("an OTEL_* value the exporters cannot use: one line naming it, exit 2, before anything starts", () => {
+    const r = run(["receiver"], {
+      OTEL_EXPORTER_OTLP_PROTOCOL: "grpc",
+      DATABASE_URL: databaseUrl("postgres"),
+    });
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim()).toBe(
+      'loops-sync: OTEL_EXPORTER_OTLP_PROTOCOL: got "grpc", expected http/protobuf or http/json (grpc is not supported)',
+    );
+  });
+
   it("a bad secret value is named but never echoed", () => {
     const r = run(["migrate"], {
       LOOPS_WEBHOOK_SECRETS: "hunter2-topsecret",

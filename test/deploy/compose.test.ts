@@ -27,11 +27,13 @@ const grafana = (): GrafanaProvisioning => ({
 });
 
 describe("docker-compose.yml", () => {
-  it("is one valid YAML document with postgres, migrate, receiver, worker, a sandbox and a monitoring profile", () => {
+  it("is one valid YAML document with postgres, migrate, receiver, worker, a sandbox, monitoring and tracing profiles", () => {
     expect(parseYamlDocuments(text)).toHaveLength(1);
     expect(Object.keys(compose.services ?? {}).sort()).toEqual([
       "grafana",
+      "jaeger",
       "migrate",
+      "otel-collector",
       "postgres",
       "prometheus",
       "receiver",
@@ -41,6 +43,25 @@ describe("docker-compose.yml", () => {
     expect(compose.services?.sandbox?.profiles).toEqual(["sandbox"]);
     expect(compose.services?.prometheus?.profiles).toEqual(["monitoring"]);
     expect(compose.services?.grafana?.profiles).toEqual(["monitoring"]);
+    expect(compose.services?.["otel-collector"]?.profiles).toEqual(["tracing"]);
+    expect(compose.services?.jaeger?.profiles).toEqual(["tracing"]);
+  });
+
+  it("has a tracing profile whose collector takes the services' OTLP/HTTP and hands it to Jaeger", () => {
+    const config = readYaml("infra/otel-collector/config.yaml") as {
+      receivers: { otlp: { protocols: { http: { endpoint: string } } } };
+      exporters: { otlp: { endpoint: string } };
+      service: { pipelines: { traces: { receivers: string[]; exporters: string[] } } };
+    };
+    // The endpoint the profile's comment tells operators to set: the collector's OTLP/HTTP port.
+    expect(text).toContain("OTEL_EXPORTER_OTLP_ENDPOINT=http://otel-collector:4318");
+    expect(config.receivers.otlp.protocols.http.endpoint).toBe("0.0.0.0:4318");
+    expect(config.service.pipelines.traces).toMatchObject({ receivers: ["otlp"], exporters: ["otlp"] });
+    const [host] = config.exporters.otlp.endpoint.split(":");
+    expect(Object.keys(compose.services ?? {})).toContain(host);
+    // Off unless set: the default services export nothing.
+    const env = compose["x-loops-sync-env"] as Record<string, string>;
+    expect(interpolate(env.OTEL_EXPORTER_OTLP_ENDPOINT!)).toBe("");
   });
 
   it("publishes no admin port, and only the webhook port of the default services", () => {

@@ -8,6 +8,7 @@ import path from "node:path";
 import { DEFAULT_SANDBOX_CREDENTIALS, DEFAULT_WEBHOOK_SECRET } from "@loops-sync/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "#testkit/free-port";
+import { startOtlpCollector } from "#testkit/otlp-collector";
 import { loopsApiEnv } from "#testkit/processes";
 import { waitFor } from "#testkit/wait-for";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
@@ -146,7 +147,9 @@ describe("the packed CLI installed from its tarball", () => {
       expect(applied.map((r) => r.name).sort()).toEqual(shipped.sort());
     });
 
-    it("runs the sandbox and `start` against it; /healthz and build info answer, SIGTERM ends it cleanly", async () => {
+    it("runs the sandbox and `start` against it, traced; /healthz and build info answer, SIGTERM ends it cleanly", async () => {
+      // The OpenTelemetry SDK, imported dynamically by the bundle, loads from the installed dependencies.
+      const collector = await startOtlpCollector();
       const sandboxPort = await freePort();
       const sandbox = spawn(bin, ["sandbox", "--port", String(sandboxPort)], {
         cwd: scratch,
@@ -176,6 +179,8 @@ describe("the packed CLI installed from its tarball", () => {
           PORT: String(port),
           HOST: "127.0.0.1",
           ADMIN_PORT: String(adminPort),
+          OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+          OTEL_SERVICE_NAME: "packed-start",
         }),
         stdio: ["ignore", "pipe", "pipe"],
       });
@@ -191,9 +196,19 @@ describe("the packed CLI installed from its tarball", () => {
       expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
       const metrics = await (await fetch(`http://127.0.0.1:${adminPort}/metrics`)).text();
       expect(metrics).toContain(`loops_sync_build_info{version="${rootVersion}"} 1`);
+      const refused = await fetch(`http://127.0.0.1:${port}/webhooks/loops`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: "{}",
+      });
+      expect(refused.status).toBe(401);
       // A SIGTERM while the worker may still be starting ends the process cleanly too.
       start.kill("SIGTERM");
       expect(await exited, output.slice(-1000)).toBe(0);
+      await collector.close();
+      const span = collector.spans.find((s) => s.name === "POST /webhooks/loops");
+      expect(span?.attributes["http.response.status_code"]).toBe(401);
+      expect(span?.resource["service.name"]).toBe("packed-start");
     }, 60_000);
   });
 });

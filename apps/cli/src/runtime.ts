@@ -8,6 +8,7 @@ import {
   type Sql,
 } from "@loops-sync/db";
 import { CliError, EXIT } from "./cli-error.ts";
+import { startTracingFromEnv } from "./start-tracing-from-env.ts";
 
 export interface Runtime {
   env: Env;
@@ -35,6 +36,8 @@ export interface OpenRuntimeOptions {
   poolSize?: number;
   /** Environment to read. Default: process.env. */
   source?: NodeJS.ProcessEnv;
+  /** Start OpenTelemetry tracing first when OTEL_* asks for it (services and verbs that call Loops). Default: false. */
+  tracing?: boolean;
 }
 
 /**
@@ -49,9 +52,13 @@ export async function openRuntime({
   allowPendingMigrations = false,
   poolSize,
   source,
+  tracing = false,
 }: OpenRuntimeOptions): Promise<Runtime> {
   const env = loadEnv(source, { require });
-  const logger = createLogger({ name, level: env.LOG_LEVEL });
+  // Before anything else, so every span (and log line) of the process has a tracer.
+  const traces = tracing ? await startTracingFromEnv(env, name) : undefined;
+  const logFields = traces ? (await import("@loops-sync/tracing")).logTraceFields : undefined;
+  const logger = createLogger({ name, level: env.LOG_LEVEL, mixin: logFields });
   if (service && !env.DATABASE_URL) {
     logger.warn(
       `DATABASE_URL unset: embedded PostgreSQL under ${env.LOOPS_SYNC_DATA_DIR} — for trials; set DATABASE_URL for production`,
@@ -65,6 +72,8 @@ export async function openRuntime({
   const close = async () => {
     await sql.end({ timeout: 5 });
     await database.stop();
+    // Last: the spans of the shutdown itself are sent too.
+    await traces?.shutdown();
   };
   try {
     await sql`select 1`;

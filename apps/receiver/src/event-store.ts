@@ -1,5 +1,6 @@
 import type { Sql } from "@loops-sync/db";
 import { storeEventsAndEnqueue, unstorableReason } from "@loops-sync/db";
+import { activeTracing, withSpan } from "@loops-sync/tracing";
 import type { UnstorableReason, WebhookEvent } from "@loops-sync/webhooks";
 import { createGroupCommit, type GroupCommit } from "./group-commit.ts";
 
@@ -56,19 +57,28 @@ export interface ReceivedEvent {
   text: string;
   /** performance.now() value after which the event is not sent any more, and its statement is cancelled. */
   deadline: number;
+  /** The W3C traceparent of the request's span, stored with the event (tracing on only). */
+  traceParent?: string | undefined;
 }
 
 export interface EventStore {
   /**
    * Resolves after the event (and its job) are committed, or it was already there; rejects with an
    * EventStoreError only when it is not stored. `text` is the JSON the event was parsed from (default:
-   * the event serialized again).
+   * the event serialized again). `traceParent`: the request's span, stored with the event (tracing on).
    */
-  store(event: WebhookEvent, text?: string): Promise<StoreOutcome>;
+  store(event: WebhookEvent, text?: string, traceParent?: string): Promise<StoreOutcome>;
   readonly batcher: GroupCommit<ReceivedEvent, StoreOutcome | EventStoreError>;
 }
 
 type Result = StoreOutcome | EventStoreError;
+
+/** The inbox commit's span, after the database semantic conventions. */
+const INBOX_SPAN_ATTRIBUTES = {
+  "db.system.name": "postgresql",
+  "db.operation.name": "INSERT",
+  "db.collection.name": "sync.events",
+};
 
 function toStoreError(error: unknown): EventStoreError {
   const code = (error as { code?: unknown }).code;
@@ -129,7 +139,13 @@ export function createEventStore({
       const result = await storeEventsAndEnqueue(
         sql,
         sent.map((r) => r.event),
-        { source: "webhook", applicationId, timeoutMs: Math.ceil(remaining), texts: sent.map((r) => r.text) },
+        {
+          source: "webhook",
+          applicationId,
+          timeoutMs: Math.ceil(remaining),
+          texts: sent.map((r) => r.text),
+          traceParents: sent.some((r) => r.traceParent) ? sent.map((r) => r.traceParent) : undefined,
+        },
       );
       onBatch?.(sent.length);
       const self = new Set(result.ignoredSelf);
@@ -188,36 +204,47 @@ export function createEventStore({
 
   return {
     batcher,
-    async store(event, text = JSON.stringify(event)) {
-      const deadline = performance.now() + timeoutMs;
-      // At the deadline a still-queued event leaves the queue (answered 503, never sent); one being
-      // committed waits for its statement, which is cancelled at that deadline, so the answer tells the
-      // truth. Only a statement the cancel cannot reach (a dead server) is given up on after the grace.
-      const gaveUp = new AbortController();
-      let backstop: NodeJS.Timeout | undefined;
-      const timer = setTimeout(() => {
-        gaveUp.abort(new EventStoreError("store_timeout", `no commit within ${timeoutMs} ms`));
-      }, timeoutMs);
-      const abandoned = new Promise<never>((_, reject) => {
-        backstop = setTimeout(
-          () =>
-            reject(new EventStoreError("store_timeout", `no answer from Postgres within ${timeoutMs} ms`)),
-          timeoutMs + cancelGraceMs,
-        );
-      });
-      try {
-        const result = await Promise.race([
-          batcher.submit({ event, text, deadline }, gaveUp.signal),
-          abandoned,
-        ]);
-        if (result instanceof EventStoreError) throw result;
-        return result;
-      } catch (error) {
-        throw error instanceof EventStoreError ? error : toStoreError(error);
-      } finally {
-        clearTimeout(timer);
-        clearTimeout(backstop);
-      }
+    store(event, text = JSON.stringify(event), traceParent) {
+      // Only within a traced request (one the sampler kept): the wait for a group commit and the commit.
+      if (!traceParent || !activeTracing()) return storeOne(event, text, traceParent);
+      return withSpan("INSERT sync.events", { kind: "client", attributes: INBOX_SPAN_ATTRIBUTES }, () =>
+        storeOne(event, text, traceParent),
+      );
     },
   };
+
+  async function storeOne(
+    event: WebhookEvent,
+    text: string,
+    traceParent: string | undefined,
+  ): Promise<StoreOutcome> {
+    const deadline = performance.now() + timeoutMs;
+    // At the deadline a still-queued event leaves the queue (answered 503, never sent); one being
+    // committed waits for its statement, which is cancelled at that deadline, so the answer tells the
+    // truth. Only a statement the cancel cannot reach (a dead server) is given up on after the grace.
+    const gaveUp = new AbortController();
+    let backstop: NodeJS.Timeout | undefined;
+    const timer = setTimeout(() => {
+      gaveUp.abort(new EventStoreError("store_timeout", `no commit within ${timeoutMs} ms`));
+    }, timeoutMs);
+    const abandoned = new Promise<never>((_, reject) => {
+      backstop = setTimeout(
+        () => reject(new EventStoreError("store_timeout", `no answer from Postgres within ${timeoutMs} ms`)),
+        timeoutMs + cancelGraceMs,
+      );
+    });
+    try {
+      const result = await Promise.race([
+        batcher.submit({ event, text, deadline, traceParent }, gaveUp.signal),
+        abandoned,
+      ]);
+      if (result instanceof EventStoreError) throw result;
+      return result;
+    } catch (error) {
+      throw error instanceof EventStoreError ? error : toStoreError(error);
+    } finally {
+      clearTimeout(timer);
+      clearTimeout(backstop);
+    }
+  }
 }

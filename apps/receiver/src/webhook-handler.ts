@@ -1,5 +1,6 @@
 import type { HttpBindings } from "@hono/node-server";
 import type { Logger } from "@loops-sync/config";
+import { activeTracing } from "@loops-sync/tracing";
 import {
   parseEventEnvelope,
   type UnstorableReason,
@@ -12,6 +13,7 @@ import { EventStoreError } from "./event-store.ts";
 import { problemResponse } from "./problem-response.ts";
 import { BodyTooLargeError, readBody } from "./read-body.ts";
 import type { ReceiverMetrics } from "./receiver-metrics.ts";
+import { type RequestTrace, traceWebhookRequest } from "./trace-webhook-request.ts";
 
 export interface ReceiverEnv {
   Bindings: Partial<HttpBindings>;
@@ -81,7 +83,7 @@ export function createWebhookHandler({
     return refuse(422, "unstorable_event", detail);
   };
 
-  async function handle(c: Context<ReceiverEnv>): Promise<Response> {
+  async function handle(c: Context<ReceiverEnv>, trace?: RequestTrace): Promise<Response> {
     // Node's own header object when served by @hono/node-server: no fetch Request is built for us.
     const headers = c.env?.incoming?.headers ?? c.req.raw.headers;
     const header = (name: string) =>
@@ -117,8 +119,13 @@ export function createWebhookHandler({
       throw error;
     }
 
+    trace?.span.setAttributes({
+      "loops.event.id": event.id,
+      "loops.event.type": event.type,
+      "loops.merchant.id": event.merchant_id,
+    });
     try {
-      const outcome = await store.store(event, text);
+      const outcome = await store.store(event, text, trace?.traceParent);
       metrics.received.inc({ type: metrics.typeLabel(event.type), outcome });
       if (outcome === "duplicate") metrics.duplicates.inc();
       return c.json({ id: event.id, status: outcome }, 200);
@@ -146,7 +153,9 @@ export function createWebhookHandler({
     metrics.inFlight.inc();
     let status = 500;
     try {
-      const response = await handle(c);
+      const response = activeTracing()
+        ? await traceWebhookRequest(c, (trace) => handle(c, trace))
+        : await handle(c);
       status = response.status;
       return response;
     } finally {

@@ -10,6 +10,7 @@ import {
   readMerchantState,
   revokeMerchant,
 } from "@loops-sync/replica";
+import { withSpan } from "@loops-sync/tracing";
 import { readBackfillCheckpoint } from "./backfill-checkpoint.ts";
 import { type CatchupApi, requestCount } from "./catchup-api.ts";
 import { CatchupError, describeError, isCursorRefused } from "./catchup-error.ts";
@@ -77,7 +78,16 @@ export interface MerchantCatchupResult {
  * least `listThreshold` orders the replica lacks, those orders are refreshed from GET /orders list pages
  * and their events settled in the same transaction, so the worker makes no per-order call for them.
  */
-export async function catchupMerchant(options: MerchantCatchupOptions): Promise<MerchantCatchupResult> {
+export function catchupMerchant(options: MerchantCatchupOptions): Promise<MerchantCatchupResult> {
+  const attributes = { "loops.merchant.id": options.merchantId };
+  return withSpan("catch-up merchant", { attributes }, async (span) => {
+    const result = await catchupMerchantPages(options);
+    span?.setAttributes({ "loops.catchup.pages": result.pages, "loops.catchup.status": result.status });
+    return result;
+  });
+}
+
+async function catchupMerchantPages(options: MerchantCatchupOptions): Promise<MerchantCatchupResult> {
   const { sql, client, merchantId, applicationId, pageSize, listThreshold, signal, onProgress, logger } =
     options;
   const result: MerchantCatchupResult = {
@@ -180,10 +190,13 @@ export async function catchupMerchant(options: MerchantCatchupOptions): Promise<
         next.catch(() => {});
       }
 
-      const stored = await storeEventPage(
-        { sql, api, merchantId, applicationId, listThreshold, attempted, signal, logger },
-        page.data,
-        last,
+      const pageAttributes = { "loops.merchant.id": merchantId, "loops.catchup.events": page.data.length };
+      const stored = await withSpan("catch-up page", { attributes: pageAttributes }, () =>
+        storeEventPage(
+          { sql, api, merchantId, applicationId, listThreshold, attempted, signal, logger },
+          page.data,
+          last,
+        ),
       );
       result.listPages += stored.listPages;
       result.ordersRefreshed += stored.ordersRefreshed;

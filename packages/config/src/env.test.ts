@@ -110,4 +110,33 @@ describe("loadEnv", () => {
       /^FORWARD_RESOURCES: got "order,pizza", expected names among order, /,
     );
   });
+
+  it("reads the standard OTEL_* variables, refusing what the exporters here cannot do", () => {
+    const off = loadEnv({});
+    expect(off.OTEL_EXPORTER_OTLP_ENDPOINT).toBeUndefined();
+    expect(off.OTEL_EXPORTER_OTLP_PROTOCOL).toBe("http/protobuf");
+    expect(off.OTEL_TRACES_SAMPLER).toBe("parentbased_always_on");
+    expect(off.OTEL_RESOURCE_ATTRIBUTES).toEqual({});
+    const on = loadEnv({
+      OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318",
+      OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+      OTEL_TRACES_SAMPLER: "parentbased_traceidratio",
+      OTEL_TRACES_SAMPLER_ARG: "0.01",
+      OTEL_RESOURCE_ATTRIBUTES: "deployment.environment.name=prod, team=a%2Cb",
+    });
+    expect(on.OTEL_TRACES_SAMPLER_ARG).toBe(0.01);
+    expect(on.OTEL_RESOURCE_ATTRIBUTES).toEqual({ "deployment.environment.name": "prod", team: "a,b" });
+    expect(() => loadEnv({ OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" })).toThrow(
+      /^OTEL_EXPORTER_OTLP_PROTOCOL: got "grpc", expected http\/protobuf or http\/json \(grpc is not supported\)$/,
+    );
+    expect(() => loadEnv({ OTEL_TRACES_SAMPLER_ARG: "5" })).toThrow(
+      /^OTEL_TRACES_SAMPLER_ARG: got "5", expected a ratio from 0 to 1$/,
+    );
+    expect(() => loadEnv({ OTEL_RESOURCE_ATTRIBUTES: "novalue" })).toThrow(
+      /^OTEL_RESOURCE_ATTRIBUTES: got "novalue", expected key=value pairs separated by commas$/,
+    );
+    expect(() => loadEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: "collector:4318" })).toThrow(
+      /^OTEL_EXPORTER_OTLP_ENDPOINT: got "collector:4318", expected an http\(s\) URL$/,
+    );
+  });
 });

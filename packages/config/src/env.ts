@@ -153,6 +153,52 @@ const schema = z.object({
     ),
   FORWARD_TIMEOUT_MS: positiveInt.default(10_000),
   FORWARD_MAX_AGE_HOURS: positiveInt.default(24),
+  // OpenTelemetry's standard variables (tracing is on when an endpoint is set): see README, "Tracing".
+  OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl.optional(),
+  OTEL_EXPORTER_OTLP_PROTOCOL: z
+    .enum(["http/protobuf", "http/json"], { error: "http/protobuf or http/json (grpc is not supported)" })
+    .default("http/protobuf"),
+  OTEL_SERVICE_NAME: z.string().min(1).optional(),
+  OTEL_TRACES_SAMPLER: z
+    .enum(
+      [
+        "always_on",
+        "always_off",
+        "traceidratio",
+        "parentbased_always_on",
+        "parentbased_always_off",
+        "parentbased_traceidratio",
+      ],
+      { error: "always_on, always_off, traceidratio or parentbased_(always_on|always_off|traceidratio)" },
+    )
+    .default("parentbased_always_on"),
+  OTEL_TRACES_SAMPLER_ARG: z.coerce
+    .number({ error: "a ratio from 0 to 1" })
+    .min(0, "a ratio from 0 to 1")
+    .max(1, "a ratio from 0 to 1")
+    .optional(),
+  OTEL_RESOURCE_ATTRIBUTES: z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      const attributes: Record<string, string> = {};
+      for (const pair of (raw ?? "").split(",").filter((p) => p.trim() !== "")) {
+        const at = pair.indexOf("=");
+        const key = pair.slice(0, Math.max(at, 0)).trim();
+        if (at < 1 || key === "") {
+          ctx.addIssue({ code: "custom", message: "key=value pairs separated by commas" });
+          return z.NEVER;
+        }
+        try {
+          attributes[key] = decodeURIComponent(pair.slice(at + 1).trim());
+        } catch {
+          ctx.addIssue({ code: "custom", message: "key=value pairs with percent-encoded values" });
+          return z.NEVER;
+        }
+      }
+      return attributes;
+    }),
+  OTEL_SDK_DISABLED: bool.default(false),
 });
 
 export type Env = Omit<z.output<typeof schema>, "ADMIN_PORT"> & {

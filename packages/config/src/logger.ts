@@ -37,6 +37,8 @@ export interface CreateLoggerOptions {
   pretty?: boolean;
   /** Where lines go. Default: stderr (stdout is a command's output). */
   destination?: NodeJS.WritableStream;
+  /** Fields added to every line (the active span's `trace_id` and `span_id` when tracing is on). Default: none. */
+  mixin?: () => object;
 }
 
 /** JSON logs with secrets redacted; readable lines on a terminal. */
@@ -45,8 +47,10 @@ export function createLogger({
   level = "info",
   pretty = process.stderr.isTTY === true,
   destination,
+  mixin,
 }: CreateLoggerOptions): Logger {
   const options: LoggerOptions = { name, level, redact: { paths: REDACT_PATHS, censor: "[redacted]" } };
+  if (mixin) options.mixin = mixin;
   if (pretty && !destination) {
     return pino({
       ...options,

@@ -53,6 +53,11 @@ export interface StoreEventsOptions {
    * instead of serializing the parsed envelopes again. Default: `JSON.stringify` of each event.
    */
   texts?: readonly string[];
+  /**
+   * Each event's W3C traceparent (the span that received it, while tracing is on), stored in
+   * sync.events.trace_parent so the worker's spans continue its trace. Default: none (null).
+   */
+  traceParents?: readonly (string | undefined)[];
 }
 
 export interface StoreEventsResult {
@@ -82,7 +87,7 @@ export interface StoreEventsResult {
 export async function storeEventsAndEnqueue(
   sql: Sql | TransactionSql,
   events: readonly EventEnvelope[],
-  { source, applicationId, timeoutMs, texts }: StoreEventsOptions,
+  { source, applicationId, timeoutMs, texts, traceParents }: StoreEventsOptions,
 ): Promise<StoreEventsResult> {
   if (events.length === 0) return { inserted: [], duplicates: [], ignoredSelf: [], enqueued: [], queued: [] };
   if (texts && texts.length !== events.length) {
@@ -100,18 +105,20 @@ export async function storeEventsAndEnqueue(
       select p ->> 'id' as id, p ->> 'type' as type, p ->> 'merchant_id' as merchant_id,
              p ->> 'location_id' as location_id, p ->> 'connection_id' as connection_id,
              p #>> '{origin,type}' as origin_type, p #>> '{origin,application_id}' as origin_application_id,
-             (p ->> 'created_at')::timestamptz as created_at, p as payload
-      from jsonb_array_elements(${json}::text::jsonb) as e(p)
+             (p ->> 'created_at')::timestamptz as created_at, p as payload,
+             (${traceParents ? traceParents.map((t) => t ?? null) : null}::text[])[n] as trace_parent
+      from jsonb_array_elements(${json}::text::jsonb) with ordinality as e(p, n)
     ),
     stored as (
       insert into sync.events (
         id, type, merchant_id, location_id, connection_id, origin_type, origin_application_id,
-        created_at, source, payload, outcome, outcome_at
+        created_at, source, payload, outcome, outcome_at, trace_parent
       )
       select id, type, merchant_id, location_id, connection_id, origin_type, origin_application_id,
              created_at, ${source}, payload,
              case when origin_application_id = ${self}::text then 'ignored_self' else 'pending' end,
-             case when origin_application_id = ${self}::text then now() end
+             case when origin_application_id = ${self}::text then now() end,
+             trace_parent
       from input
       on conflict (id) do nothing
       returning id, outcome, merchant_id, order_id, order_version,

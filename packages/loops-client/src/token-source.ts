@@ -2,6 +2,10 @@ import { LoopsApiError } from "./errors.ts";
 import type { HttpFetch } from "./http.ts";
 import { readProblem } from "./problem.ts";
 import { requestSignal } from "./request-signal.ts";
+import { tracedFetch } from "./traced-fetch.ts";
+
+/** The token exchange's client span: `POST {auth_url}` (the form body, with the secret, is never recorded). */
+const TOKEN_CALL = { method: "POST", route: "{auth_url}" };
 
 export interface TokenSourceOptions {
   authUrl: string;
@@ -73,7 +77,7 @@ export class TokenSource {
   }
 
   async #exchange(authUrl: string, body: URLSearchParams, userAgent: string, signal: AbortSignal) {
-    const response = await this.#options.fetch(authUrl, {
+    const init = {
       method: "POST",
       headers: {
         "content-type": "application/x-www-form-urlencoded",
@@ -82,7 +86,8 @@ export class TokenSource {
       },
       body,
       signal,
-    });
+    };
+    const response = await tracedFetch(this.#options.fetch, authUrl, init, TOKEN_CALL, 1);
     this.#options.onTokenRequest?.();
     if (!response.ok) {
       throw await readProblem(response, {

@@ -8,6 +8,7 @@ import type { RequestStats } from "./request-stats.ts";
 import { backoffDelayMs, type RetryPolicy, sleep } from "./retry-policy.ts";
 import { parseReporting, type UnknownValueSink } from "./schemas/open-enum.ts";
 import type { TokenSource } from "./token-source.ts";
+import { tracedFetch } from "./traced-fetch.ts";
 import { formatIssuePath } from "./validation/format-issue-path.ts";
 
 export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH";
@@ -137,7 +138,8 @@ export class Transport {
     const started = performance.now();
     let status: number | undefined;
     try {
-      const response = await this.#o.fetch(this.#url(spec), { method: spec.method, headers, body, signal });
+      const init = { method: spec.method, headers, body, signal };
+      const response = await tracedFetch(this.#o.fetch, this.#url(spec), init, spec, attempt);
       status = response.status;
       if (!response.ok) {
         if (response.status === 401) this.#o.tokens.invalidate(token);

@@ -635,6 +635,7 @@ export interface SyncEvents {
   error: string | null;
   order_id: GeneratedAlways<string | null>;
   order_version: GeneratedAlways<number | null>;
+  trace_parent: string | null;
 }
 
 /** Table sync.forward_deliveries. */

@@ -24,7 +24,7 @@ export function createBackfillCommand(): Command {
     )
     .addOption(new Option("--json", JSON_FLAG_HELP))
     .action(async (options: { merchant: string; since?: string; json?: boolean }) => {
-      const runtime = await openRuntime({ name: "backfill", require: API_VARIABLES });
+      const runtime = await openRuntime({ name: "backfill", require: API_VARIABLES, tracing: true });
       const progress = createRunProgress("orders");
       const abort = abortOnSignal();
       try {

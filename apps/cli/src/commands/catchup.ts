@@ -115,7 +115,7 @@ export function createCatchupCommand(): Command {
     )
     .addOption(new Option("--json", JSON_FLAG_HELP))
     .action(async (options: { merchant?: string; json?: boolean }) => {
-      const runtime = await openRuntime({ name: "catchup", require: API_VARIABLES });
+      const runtime = await openRuntime({ name: "catchup", require: API_VARIABLES, tracing: true });
       const progress = createRunProgress("events");
       const abort = abortOnSignal();
       try {

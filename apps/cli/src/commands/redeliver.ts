@@ -19,7 +19,12 @@ export function createRedeliverCommand(): Command {
     )
     .addOption(new Option("--json", JSON_FLAG_HELP))
     .action(async (eventId: string, options: { merchant?: string; json?: boolean }) => {
-      const runtime = await openRuntime({ name: "redeliver", require: API_VARIABLES, poolSize: 2 });
+      const runtime = await openRuntime({
+        name: "redeliver",
+        require: API_VARIABLES,
+        poolSize: 2,
+        tracing: true,
+      });
       try {
         let merchantId = options.merchant;
         if (!merchantId) {

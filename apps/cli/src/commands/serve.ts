@@ -157,7 +157,13 @@ function createServeCommand(name: "receiver" | "worker" | "start", parts: readon
       // Listen for the signal from the first moment: one that arrives while the process starts (an
       // orchestrator scaling down) ends it cleanly once it has started, not with Node's default exit 143.
       const signalled = untilSignal();
-      const runtime = await openRuntime({ name, require, service: true, noMigrate: !options.migrate });
+      const runtime = await openRuntime({
+        name,
+        require,
+        service: true,
+        noMigrate: !options.migrate,
+        tracing: true,
+      });
       // Receiver first (stop accepting, drain), then the worker, then the admin listener, then the pool.
       const stops: Array<() => Promise<void>> = [];
       const health = createProcessHealth({

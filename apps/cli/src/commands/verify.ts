@@ -31,7 +31,7 @@ export function createVerifyCommand(): Command {
     .addOption(new Option("--repair", "fix each difference with the upstream copy (version-gated)"))
     .addOption(new Option("--json", JSON_FLAG_HELP))
     .action(async (options: { merchant?: string; repair?: boolean; json?: boolean }) => {
-      const runtime = await openRuntime({ name: "verify", require: API_VARIABLES });
+      const runtime = await openRuntime({ name: "verify", require: API_VARIABLES, tracing: true });
       const progress = createRunProgress("orders");
       const abort = abortOnSignal();
       try {

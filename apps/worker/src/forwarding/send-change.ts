@@ -1,5 +1,7 @@
 import type { KeyObject } from "node:crypto";
+import { activeTracing } from "@loops-sync/tracing";
 import { computeSignature } from "@loops-sync/webhooks";
+import { traceForwardDelivery } from "./trace-forward-delivery.ts";
 
 /** How one POST of a change ended: a 2xx in time, or why not (short, never the secret or the URL's query). */
 export type SendResult = { ok: true } | { ok: false; kind: "status" | "timeout" | "network"; error: string };
@@ -27,7 +29,12 @@ export const changeWebhookId = (position: number): string => `chg_${position}`;
  * POSTs one change's body, signed by the Standard Webhooks scheme (the signer Loops' webhooks are checked
  * against). Redirects are not followed: a 3xx is not a 2xx, and following one would send the body elsewhere.
  */
-export async function sendChange(
+export function sendChange(position: number, body: string, options: SendChangeOptions): Promise<SendResult> {
+  if (!activeTracing()) return postChange(position, body, options);
+  return traceForwardDelivery(position, options.url, () => postChange(position, body, options));
+}
+
+async function postChange(
   position: number,
   body: string,
   { url, key, timeoutMs, signal, userAgent }: SendChangeOptions,

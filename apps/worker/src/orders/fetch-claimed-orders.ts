@@ -6,12 +6,19 @@ import {
   type OrderInput,
   type UpstreamFailure,
 } from "@loops-sync/replica";
+import { withSpan } from "@loops-sync/tracing";
 import type { MerchantApi } from "../loops-api.ts";
 import type { WorkerContext } from "../worker-context.ts";
-import { type Claimed, type ClaimResult, claimOrders, needsFetch, ORDER_BATCH_ROWS } from "./claim-orders.ts";
+import { type Claimed, type ClaimResult, needsFetch, ORDER_BATCH_ROWS } from "./claim-orders.ts";
 import { fetchOrder } from "./fetch-order.ts";
 import { observeCommitted, observeStage } from "./observe-order-stage.ts";
 import type { OrderBatchOptions } from "./refresh-order-batch.ts";
+import {
+  claimOrdersTraced,
+  inBatchContext,
+  readTraceParents,
+  traceOrderRefresh,
+} from "./trace-order-refresh.ts";
 
 /**
  * A batch takes rows its merchant queues while it fetches (`join`) for this long after it started; then it
@@ -78,16 +85,20 @@ export async function fetchClaimedOrders(
     stopped: undefined,
   };
   const fetches: Promise<Fetched>[] = [];
-  const take = (claim: Omit<ClaimResult, "state">) => {
+  const take = inBatchContext((claim: Omit<ClaimResult, "state">) => {
     batch.heldElsewhere = Math.max(batch.heldElsewhere, claim.heldElsewhere);
     batch.heldHere = Math.max(batch.heldHere, claim.heldHere);
+    const traceParents = readTraceParents(tx, claim.claimed);
     for (const c of claim.claimed) {
       ctx.metrics.orderRefreshStage.observe({ stage: "queued" }, c.queued_seconds);
       batch.claimed.push(c);
       batch.rows += c.rows;
-      if (needsFetch(c)) fetches.push(fetchClaimedOrder(ctx, api, c, options, batch));
+      if (needsFetch(c))
+        fetches.push(
+          traceOrderRefresh(c, traceParents, () => fetchClaimedOrder(ctx, api, c, options, batch)),
+        );
     }
-  };
+  });
   take(first);
 
   const joinUntil = performance.now() + ORDER_BATCH_JOIN_MS;
@@ -102,15 +113,17 @@ export async function fetchClaimedOrders(
     if (claimWaiting) return true;
     claimWaiting = true;
     // One claim at a time on the batch's connection; each leaves alone the orders the batch has already.
-    const claim = (joining ?? Promise.resolve()).then(async () => {
-      const wait = lastClaimAt + ORDER_BATCH_JOIN_GAP_MS - performance.now();
-      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      claimWaiting = false;
-      lastClaimAt = performance.now();
-      if (batch.rows >= ORDER_BATCH_ROWS) return;
-      const orders = batch.claimed.map((c) => c.order_id);
-      take(await claimOrders(tx, merchantId, orders, ORDER_BATCH_ROWS - batch.rows));
-    });
+    const claim = (joining ?? Promise.resolve()).then(
+      inBatchContext(async () => {
+        const wait = lastClaimAt + ORDER_BATCH_JOIN_GAP_MS - performance.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        claimWaiting = false;
+        lastClaimAt = performance.now();
+        if (batch.rows >= ORDER_BATCH_ROWS) return;
+        const orders = batch.claimed.map((c) => c.order_id);
+        take(await claimOrdersTraced(tx, merchantId, orders, ORDER_BATCH_ROWS - batch.rows));
+      }),
+    );
     // The loop below awaits it and fails the batch if it fails; until it gets there, this marks it handled
     // (an unhandled rejection would end the process).
     claim.catch(() => {});
@@ -159,7 +172,12 @@ async function fetchClaimedOrder(
   });
   if (answer.kind !== "fetched" || !applier) return answer;
   try {
-    const applied = await applier.apply(answer.order, claim.event_ids, claim.claimed_at);
+    const attributes = { "loops.order.id": claim.order_id, "loops.order.version": answer.order.version };
+    const applied = await withSpan("apply order", { attributes }, async (span) => {
+      const result = await applier.apply(answer.order, claim.event_ids, claim.claimed_at);
+      span?.setAttribute("loops.order.changed", result.changed);
+      return result;
+    });
     observeCommitted(metrics, claim, answer.fetchedAt);
     return { kind: "applied", claim, applied };
   } catch (error) {

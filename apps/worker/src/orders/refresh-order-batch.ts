@@ -1,12 +1,14 @@
 import { planForCurrentSize, type TransactionSql } from "@loops-sync/db";
 import { enterPause, pauseMerchant, recordChanges, revokeMerchant } from "@loops-sync/replica";
+import { withSpan } from "@loops-sync/tracing";
 import type { LimitFunction } from "p-limit";
 import type { WorkerContext } from "../worker-context.ts";
-import { claimOrders, ORDER_BATCH_ROWS } from "./claim-orders.ts";
+import { ORDER_BATCH_ROWS } from "./claim-orders.ts";
 import { type FetchedClaims, fetchClaimedOrders } from "./fetch-claimed-orders.ts";
 import type { OrderApplier } from "./order-applier.ts";
 import { handOffOrders, type RoutedOrders, routeOrderFailures } from "./route-order-failures.ts";
 import { applyUnappliedOrders, settleOrderBatch } from "./settle-order-batch.ts";
+import { claimOrdersTraced } from "./trace-order-refresh.ts";
 
 /**
  * GET /orders/{id} calls in flight per batch the refresher runs at once. The bound is the worker's, shared
@@ -64,11 +66,21 @@ export async function refreshOrderBatch(
   ctx: WorkerContext,
   options: OrderBatchOptions,
 ): Promise<OrderBatchResult> {
+  const attributes = { "loops.merchant.id": options.merchantId };
+  return await withSpan("refresh order batch", { attributes }, async (span) => {
+    const result = await runOrderBatch(ctx, options);
+    span?.setAttribute("loops.order_refresh.rows", result.rows);
+    return result;
+  });
+}
+
+/** {@link refreshOrderBatch}'s transaction. */
+async function runOrderBatch(ctx: WorkerContext, options: OrderBatchOptions): Promise<OrderBatchResult> {
   const { merchantId, signal } = options;
   return await ctx.sql.begin(async (tx): Promise<OrderBatchResult> => {
     // Its settle (and, without an applier, its apply) look events up by id: planned for the table as it is.
     void planForCurrentSize(tx);
-    const first = await claimOrders(tx, merchantId);
+    const first = await claimOrdersTraced(tx, merchantId);
     const { state } = first;
     if (state.status === "revoked") {
       // Events stored after the revocation were queued all the same: settle them and drop their rows.
