@@ -40,5 +40,12 @@ export {
   TransactionRolledBackError,
 } from "./pipelined.ts";
 export { type PruneOptions, type PruneResult, pruneFinished } from "./prune.ts";
+export {
+  type RequestBudget,
+  type RequestBudgetGrant,
+  type RequestBudgetOptions,
+  readRequestBudget,
+  requestBudget,
+} from "./request-budget.ts";
 export { payloadField, type TaskName, type TaskPayloads, taskName } from "./tasks.ts";
 export { withTimeout } from "./with-timeout.ts";

@@ -470,6 +470,16 @@ export interface SyncOrderRefresh {
   event_id: string | null;
 }
 
+/** Table sync.request_budget. */
+export interface SyncRequestBudget {
+  name: Generated<string>;
+  slot: Generated<number>;
+  used: Generated<number[]>;
+  narrowed_rps: number | null;
+  narrowed_at: Timestamp | null;
+  narrowed_until: Timestamp | null;
+}
+
 /** Table sync.worker_pools. */
 export interface SyncWorkerPools {
   id: string;
@@ -510,5 +520,6 @@ export interface Database {
   "sync.merchants": SyncMerchants;
   "sync.migrations": SyncMigrations;
   "sync.order_refresh": SyncOrderRefresh;
+  "sync.request_budget": SyncRequestBudget;
   "sync.worker_pools": SyncWorkerPools;
 }

@@ -92,7 +92,10 @@ async function startParts(
     stops.unshift(() => receiver.close());
   }
   if (parts.includes("worker")) {
-    const client = createLoopsClientFromEnv(env, logger.child({ name: "loops-client" }), { worker: true });
+    const client = createLoopsClientFromEnv(env, logger.child({ name: "loops-client" }), {
+      sql,
+      worker: true,
+    });
     const worker = await startWorker({
       databaseUrl: runtime.databaseUrl,
       sql,
