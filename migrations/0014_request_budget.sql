@@ -86,3 +86,18 @@ language sql as $$
    where name = 'loops'
      and (narrowed_at is null or narrowed_at < clock_timestamp() - interval '1 second');
 $$;
+
+-- Scheduled ticks over every merchant (catch-up; reconcile can use the same): when the last run started,
+-- by when it should have finished (the next tick of its cron), how far it got, and how often a run overran.
+-- The status page and /metrics read it, so a tick that cannot keep up says so instead of piling up.
+create table sync.scheduled_ticks (
+  task                  text primary key,
+  started_at            timestamptz not null,
+  deadline              timestamptz,
+  finished_at           timestamptz,
+  items                 integer not null default 0,
+  items_done            integer not null default 0,
+  last_duration_seconds double precision,
+  last_overran          boolean not null default false,
+  overruns              bigint not null default 0
+);

@@ -18,6 +18,13 @@ export {
   revokeMerchant,
 } from "./merchant-state.ts";
 export { checkOrder, InvalidOrderError, type OrderInput } from "./order-input.ts";
+export { runInLanes } from "./run-in-lanes.ts";
+export {
+  nextCronTick,
+  type ScheduledTick,
+  type StartTickOptions,
+  startScheduledTick,
+} from "./scheduled-tick.ts";
 export {
   type OrderEventsToSettle,
   type OrderWrite,

@@ -480,6 +480,19 @@ export interface SyncRequestBudget {
   narrowed_until: Timestamp | null;
 }
 
+/** Table sync.scheduled_ticks. */
+export interface SyncScheduledTicks {
+  task: string;
+  started_at: Timestamp;
+  deadline: Timestamp | null;
+  finished_at: Timestamp | null;
+  items: Generated<number>;
+  items_done: Generated<number>;
+  last_duration_seconds: number | null;
+  last_overran: Generated<boolean>;
+  overruns: Generated<number>;
+}
+
 /** Table sync.worker_pools. */
 export interface SyncWorkerPools {
   id: string;
@@ -521,5 +534,6 @@ export interface Database {
   "sync.migrations": SyncMigrations;
   "sync.order_refresh": SyncOrderRefresh;
   "sync.request_budget": SyncRequestBudget;
+  "sync.scheduled_ticks": SyncScheduledTicks;
   "sync.worker_pools": SyncWorkerPools;
 }

@@ -111,6 +111,7 @@ async function startParts(
           client,
           applicationId: env.LOOPS_APPLICATION_ID,
           merchantIds: env.LOOPS_MERCHANT_IDS,
+          cron: env.CATCHUP_CRON,
           logger: logger.child({ name: "catchup" }),
         }),
         ...pruneTasks({ sql, retentionDays: env.RETENTION_DAYS, logger: logger.child({ name: "prune" }) }),
