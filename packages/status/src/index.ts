@@ -1,9 +1,11 @@
 export { createStatusPage, StatusPageError, type StatusPageOptions } from "./create-status-page.ts";
 export { type AttentionItem, needsAttention } from "./needs-attention.ts";
+export { type MerchantPage, merchantLag, pageMerchants } from "./page-merchants.ts";
 export { type MerchantBacklog, readBacklog } from "./read-backlog.ts";
 export { readEventsPerMinute } from "./read-events-per-minute.ts";
 export { readMerchantStatuses } from "./read-merchant-statuses.ts";
 export { readQueueStatus } from "./read-queue-status.ts";
+export { readRequestBudgetStatus, readScheduledTicks } from "./read-scheduled-ticks.ts";
 export { readSyncStatus } from "./read-sync-status.ts";
 export { readTableSizes, type TableSize } from "./read-table-sizes.ts";
 export { readWebhookDelivery, type WebhookDelivery } from "./read-webhook-delivery.ts";
@@ -17,5 +19,7 @@ export {
   type MerchantSyncStatus,
   type OutcomeCounts,
   type QueueStatus,
+  type RequestBudgetStatus,
+  type ScheduledTickStatus,
   type SyncStatus,
 } from "./sync-status.ts";

@@ -2,6 +2,7 @@ import type { Sql } from "@loops-sync/db";
 import { readEventsPerMinute } from "./read-events-per-minute.ts";
 import { readMerchantStatuses } from "./read-merchant-statuses.ts";
 import { readQueueStatus } from "./read-queue-status.ts";
+import { readRequestBudgetStatus, readScheduledTicks } from "./read-scheduled-ticks.ts";
 import type { SyncStatus } from "./sync-status.ts";
 
 /**
@@ -14,6 +15,18 @@ export async function readSyncStatus(sql: Sql): Promise<SyncStatus> {
     const merchants = await readMerchantStatuses(tx);
     const queue = await readQueueStatus(tx);
     const { eventsPerMinute, eventsLastHour, now } = await readEventsPerMinute(tx);
-    return { generatedAt: now.toISOString(), merchants, queue, eventsPerMinute, eventsLastHour };
+    const scheduledTicks = await readScheduledTicks(tx);
+    const requestBudget = await readRequestBudgetStatus(tx);
+    return {
+      generatedAt: now.toISOString(),
+      merchants,
+      queue,
+      eventsPerMinute,
+      eventsLastHour,
+      scheduledTicks,
+      requestBudget,
+      merchantsTotal: merchants.length,
+      merchantsRevoked: merchants.filter((m) => m.revoked).length,
+    };
   }) as Promise<SyncStatus>;
 }

@@ -1,6 +1,7 @@
 import {
   type AttentionItem,
   needsAttention,
+  pageMerchants,
   readSyncStatus,
   readTableSizes,
   type SyncStatus,
@@ -34,11 +35,20 @@ function printTables(tables: readonly TableSize[], attention: readonly Attention
   console.log(
     `tables: ${tables.map((t) => `${t.table} ${size(t.totalBytes)} (~${t.estimatedRows ?? "?"} rows)`).join(", ")}`,
   );
-  for (const item of attention) console.log(`needs attention: ${item.detail}`);
+  // At thousands of merchants an outage names every one of them: the first few say enough.
+  for (const item of attention.slice(0, TABLE_ROWS)) console.log(`needs attention: ${item.detail}`);
+  if (attention.length > TABLE_ROWS) {
+    console.log(`needs attention: ${attention.length - TABLE_ROWS} more; \`status --json\` lists every one`);
+  }
 }
 
-function printStatus(status: SyncStatus): void {
-  const now = Date.parse(status.generatedAt);
+/** More merchants than this: the table shows the most behind, and says how many it left out. */
+const TABLE_ROWS = 50;
+
+function printStatus(whole: SyncStatus): void {
+  const now = Date.parse(whole.generatedAt);
+  const many = whole.merchants.length > TABLE_ROWS;
+  const status = many ? pageMerchants(whole, { sort: "lag", limit: TABLE_ROWS }) : whole;
   const rows = status.merchants.map((m) => ({
     merchant: m.merchantId,
     status: m.revoked ? "REVOKED" : m.pausedUntil ? `paused until ${m.pausedUntil}` : m.status,
@@ -53,6 +63,11 @@ function printStatus(status: SyncStatus): void {
   }));
   if (rows.length === 0) console.log("no merchants yet (set LOOPS_MERCHANT_IDS, or wait for a webhook)");
   else console.table(rows);
+  if (many) {
+    console.log(
+      `the ${TABLE_ROWS} most behind of ${whole.merchantsTotal} merchants; \`status --json\` lists every one`,
+    );
+  }
   for (const m of status.merchants) {
     if (m.lastCatchup.error) console.log(`${m.merchantId} last catch-up: ${m.lastCatchup.error}`);
   }
@@ -61,6 +76,19 @@ function printStatus(status: SyncStatus): void {
     `queue: ${q.waiting} waiting, ${q.scheduled} scheduled, ${q.running} running, ${q.failed} failed; ` +
       `${q.ordersToRefresh} orders to refresh` +
       (q.oldestOrderToRefreshSeconds === null ? "" : ` (oldest ${q.oldestOrderToRefreshSeconds} s)`),
+  );
+  for (const t of whole.scheduledTicks) {
+    console.log(
+      `scheduled ${t.task}: ${t.itemsDone}/${t.items} merchants, ` +
+        (t.running ? `running since ${t.startedAt}` : `last took ${seconds(t.lastDurationSeconds)}`) +
+        (t.overran ? ", OVERRAN its interval (raise LOOPS_MAX_RPS or space the schedule)" : "") +
+        `; ${t.overruns} overrun(s) so far`,
+    );
+  }
+  const b = whole.requestBudget;
+  console.log(
+    `Loops requests granted in the last second: ${b.grantedLastSecond}` +
+      (b.narrowedRps === null ? "" : ` (narrowed to ${b.narrowedRps}/s by a 429 until ${b.narrowedUntil})`),
   );
   for (const job of q.failedJobs.slice(0, 5)) {
     console.log(
