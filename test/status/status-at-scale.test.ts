@@ -1,7 +1,9 @@
+import { registerProcessMetrics } from "@loops-sync/cli/process-metrics";
 import { startScheduledTick } from "@loops-sync/replica";
 import { createStatusPage, type SyncStatus } from "@loops-sync/status";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
+import { parseExposition } from "./scrape.ts";
 
 // Thousands of merchants: the page asks for one page of them, most behind first, and sees the ticks.
 describe("the status API at thousands of merchants", () => {
@@ -55,5 +57,13 @@ describe("the status API at thousands of merchants", () => {
     expect(body.scheduledTicks).toEqual([
       expect.objectContaining({ task: "catchup", running: true, overran: true, items: 2000, itemsDone: 0 }),
     ]);
+    const registry = registerProcessMetrics({ sql: db.sql, merchantLabelsMax: 100 });
+    const samples = parseExposition(await registry.metrics());
+    const value = (name: string) =>
+      samples.find((s) => s.name === name && s.labels.task === "catchup")?.value;
+    expect(value("loops_sync_scheduled_run_overran")).toBe(1);
+    expect(value("loops_sync_scheduled_run_progress_ratio")).toBe(0);
+    // 2,000 merchants: no per-merchant series, so the scrape stays small.
+    expect(samples.filter((s) => s.labels.merchant !== undefined)).toEqual([]);
   });
 });

@@ -2,6 +2,7 @@ import { version } from "@loops-sync/config";
 import type { Sql } from "@loops-sync/db";
 import { type MerchantBacklog, readBacklog } from "@loops-sync/status";
 import { collectDefaultMetrics, Gauge, Registry } from "prom-client";
+import { registerScheduleMetrics } from "./schedule-metrics.ts";
 
 export interface ProcessMetricsOptions {
   /** Default: a new registry. */
@@ -110,6 +111,7 @@ export function registerProcessMetrics({
     });
   }
   registerDeliveryGauges(registry, backlog, merchantLabelsMax);
+  registerScheduleMetrics(registry, sql, onError);
   return registry;
 }
 
