@@ -1,14 +1,14 @@
 -- One budget of requests per second to Loops, shared by every process of a deployment (LOOPS_MAX_RPS).
--- A ring of 100 ms slots counts the tokens granted in each; a grant is allowed only while the last 12 slots
--- (1.2 s) stay within the budget, and a process sends a granted request before its slot ends. So any one
--- second at the upstream, even with up to 100 ms between a send and its arrival, sees at most the budget.
+-- A ring of 50 ms slots counts the tokens granted in each; a grant is allowed only while the last 22 slots
+-- (1.1 s) stay within the budget, and a process sends a granted request before its slot ends. So any one
+-- second at the upstream, even with up to 50 ms between a send and its arrival, sees at most the budget.
 -- Every grant takes the one row's lock: one short statement per batch of tokens, never per request.
 create table sync.request_budget (
   name           text primary key default 'loops',
-  -- The last slot written (epoch ms / 100); the ring's entries older than the window are stale.
+  -- The last slot written (epoch ms / 50); the ring's entries older than the window are stale.
   slot           bigint not null default 0,
-  -- Tokens granted per slot, indexed by slot % 12 (+1).
-  used           integer[] not null default array_fill(0, array[12]),
+  -- Tokens granted per slot, indexed by slot % 22 (+1).
+  used           integer[] not null default array_fill(0, array[22]),
   -- After a 429: the narrowed rate and until when it holds (the answer's Retry-After).
   narrowed_rps   integer,
   narrowed_at    timestamptz,
@@ -16,15 +16,15 @@ create table sync.request_budget (
 );
 insert into sync.request_budget default values;
 
--- Grants up to `want` tokens now. Background work (live = false) may fill only four fifths of the budget, so
+-- Grants up to `want` tokens now. Background work (live = false) may fill only nine tenths of the budget, so
 -- live order fetches of any process always find room. Answers how many were granted, how long they stay
 -- valid (until the slot ends) and, when fewer than wanted, how long until the window has room again.
 create function sync.take_request_tokens(want integer, max_rps integer, live boolean)
 returns table (granted integer, valid_ms integer, wait_ms integer)
 language plpgsql as $$
 declare
-  slot_ms constant integer := 100;
-  slots constant integer := 12;
+  slot_ms constant integer := 50;
+  slots constant integer := 22;
   now_ms bigint := floor(extract(epoch from clock_timestamp()) * 1000)::bigint;
   cur bigint := now_ms / slot_ms;
   b sync.request_budget;
@@ -51,9 +51,9 @@ begin
     end loop;
   end if;
   select coalesce(sum(u), 0) into total from unnest(b.used) u;
-  room := (case when live then rate else rate - rate / 5 end) - total;
-  -- At most a fifth of the budget per slot: a burst is spread over the second, not sent in 100 ms.
-  room := least(room, greatest(1, (rate + 4) / 5) - b.used[(cur % slots) + 1]);
+  room := (case when live then rate else rate - rate / 10 end) - total;
+  -- At most a tenth of the budget per slot: a burst is spread over the second, not sent in 50 ms.
+  room := least(room, greatest(1, (rate + 9) / 10) - b.used[(cur % slots) + 1]);
   granted := greatest(0, least(want, room));
   b.used[(cur % slots) + 1] := b.used[(cur % slots) + 1] + granted;
   update sync.request_budget set slot = cur, used = b.used where name = 'loops';
@@ -65,7 +65,7 @@ begin
       from generate_series(cur - slots + 1, cur) s
      where b.used[(s % slots) + 1] > 0;
     wait_ms := case
-      when total + granted < (case when live then rate else rate - rate / 5 end) then valid_ms
+      when total + granted < (case when live then rate else rate - rate / 10 end) then valid_ms
       else greatest(valid_ms, ((coalesce(oldest, cur) + slots) * slot_ms - now_ms)::integer)
     end;
   end if;

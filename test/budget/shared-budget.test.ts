@@ -32,7 +32,7 @@ function startProcess(maxRps: number, { waitOn429 = true } = {}): Process {
   const gate = new SharedBudgetGate({
     take: budget.take,
     narrow: budget.narrow,
-    maxBatch: Math.ceil(maxRps / 5),
+    maxBatch: Math.ceil(maxRps / 10),
   });
   const client = new LoopsClient({
     apiUrl: sandbox.apiUrl,

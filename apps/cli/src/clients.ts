@@ -23,7 +23,7 @@ export function createLoopsClientFromEnv(
     take: budget.take,
     narrow: budget.narrow,
     // A batch bigger than a slot's share would only be dropped unspent.
-    maxBatch: Math.max(1, Math.ceil(env.LOOPS_MAX_RPS / 5)),
+    maxBatch: Math.max(1, Math.ceil(env.LOOPS_MAX_RPS / 10)),
     onError: (error) =>
       logger?.warn({ err: error }, "could not reach the request budget in Postgres; retrying"),
   });

@@ -14,7 +14,7 @@ export interface RequestBudgetGrant {
 
 /** The deployment's request budget in `sync.request_budget` (migration 0014): grants and narrowing. */
 export interface RequestBudget {
-  /** Up to `want` tokens now, in one statement; `live` may use the fifth kept from background work. */
+  /** Up to `want` tokens now, in one statement; `live` may use the tenth kept from background work. */
   take(want: number, live: boolean): Promise<RequestBudgetGrant>;
   /** A 429: halve the shared rate until `retryAfterSeconds` (default 1) has passed. */
   narrow(retryAfterSeconds: number | undefined): Promise<void>;
@@ -47,7 +47,7 @@ export async function readRequestBudget(
            (select coalesce(sum(u), 0)::int from unnest(used) u) as granted
       from sync.request_budget
      where name = 'loops'
-       and slot > floor(extract(epoch from clock_timestamp()) * 10)::bigint - 12`;
+       and slot > floor(extract(epoch from clock_timestamp()) * 20)::bigint - 22`;
   return {
     rateInForce: row?.rate ?? maxRps,
     narrowedUntil: row?.narrowed_until ?? null,
