@@ -18,7 +18,7 @@ export interface CatchupTaskOptions {
   merchantIds?: readonly string[];
   /** CATCHUP_CRON: a whole run should end before its next tick; one that does not is recorded as overran. */
   cron?: string;
-  /** Merchants caught up at once. Default: 4. */
+  /** Merchants caught up at once. Default: 8. */
   concurrency?: number;
   /** Default: none. */
   logger?: Logger;
@@ -41,7 +41,7 @@ export function catchupTasks({
   applicationId,
   merchantIds = [],
   cron = "*/5 * * * *",
-  concurrency = 4,
+  concurrency = 8,
   logger,
 }: CatchupTaskOptions): TaskList {
   return {

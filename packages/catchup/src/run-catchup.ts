@@ -30,7 +30,7 @@ export interface RunCatchupOptions {
   waitWhenPaused?: boolean;
   /**
    * Merchants caught up at once. The shared request budget takes turns among them, so one merchant's long
-   * backlog holds one lane, not the run. Default: 4.
+   * backlog holds one lane, not the run. Default: 8.
    */
   concurrency?: number;
   /** Called after each stored page. Default: none. */
@@ -70,7 +70,7 @@ export async function runCatchup({
   listThreshold = 2,
   initialBackfill = true,
   waitWhenPaused = false,
-  concurrency = 4,
+  concurrency = 8,
   onProgress,
   onMerchantDone,
   signal,
