@@ -1,10 +1,10 @@
 import type { Env, Logger } from "@loops-sync/config";
-import { requestBudget, type Sql } from "@loops-sync/db";
+import { connect, requestBudget } from "@loops-sync/db";
 import { LoopsClient, SharedBudgetGate } from "@loops-sync/loops-client";
 
 export interface LoopsClientUse {
   /** The database holding the deployment's request budget (`LOOPS_MAX_RPS`), shared with every process. */
-  sql: Sql;
+  databaseUrl: string;
   /**
    * For the worker: a 429 is thrown at once (never slept on) so the worker pauses the merchant and
    * reschedules the job at Retry-After without holding a job slot. Default: false (commands wait).
@@ -16,9 +16,16 @@ export interface LoopsClientUse {
 export function createLoopsClientFromEnv(
   env: Env,
   logger: Logger | undefined,
-  { sql, worker = false }: LoopsClientUse,
+  { databaseUrl, worker = false }: LoopsClientUse,
 ): LoopsClient {
-  const budget = requestBudget(sql, { maxRps: env.LOOPS_MAX_RPS });
+  // A connection of its own: callers may hold every pooled connection in transactions that wait on the
+  // budget, and the budget must still answer. It closes when idle, so a command exits without waiting.
+  const budgetSql = connect(databaseUrl, {
+    max: 1,
+    idleTimeoutSeconds: 1,
+    applicationName: "loops-sync request-budget",
+  });
+  const budget = requestBudget(budgetSql, { maxRps: env.LOOPS_MAX_RPS });
   const gate = new SharedBudgetGate({
     take: budget.take,
     narrow: budget.narrow,

@@ -37,7 +37,7 @@ export function createRedeliverCommand(): Command {
           );
         }
         const client = createLoopsClientFromEnv(runtime.env, runtime.logger.child({ name: "loops-client" }), {
-          sql: runtime.sql,
+          databaseUrl: runtime.databaseUrl,
         });
         await client.forMerchant(merchantId).events.redeliver(eventId);
         if (options.json) {

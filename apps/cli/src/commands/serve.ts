@@ -93,7 +93,7 @@ async function startParts(
   }
   if (parts.includes("worker")) {
     const client = createLoopsClientFromEnv(env, logger.child({ name: "loops-client" }), {
-      sql,
+      databaseUrl: runtime.databaseUrl,
       worker: true,
     });
     const worker = await startWorker({
