@@ -29,7 +29,14 @@ export function startLiveOrderProbe(sql: Sql, sandbox: Sandbox, { everyMs = 500 
   })();
   return {
     /** Stops sending; resolves once every order sent is mirrored (or a minute has passed). */
-    async stop(): Promise<{ sent: number; mirrored: number; p50Ms: number; p99Ms: number; maxMs: number }> {
+    async stop(): Promise<{
+      sent: number;
+      mirrored: number;
+      p50Ms: number;
+      p99Ms: number;
+      maxMs: number;
+      slowest: string[];
+    }> {
       clearInterval(sender);
       stopped = true;
       lastSend = performance.now();
@@ -41,6 +48,10 @@ export function startLiveOrderProbe(sql: Sql, sandbox: Sandbox, { everyMs = 500 
         p50Ms: percentile(ages, 50),
         p99Ms: percentile(ages, 99),
         maxMs: Math.max(0, ...ages),
+        slowest: [...seen]
+          .sort((a, b) => b[1] - created.get(b[0])! - (a[1] - created.get(a[0])!))
+          .slice(0, 3)
+          .map(([id]) => id),
       };
     },
   };

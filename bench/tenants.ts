@@ -81,8 +81,10 @@ sandbox.resetStats();
 // First start: the worker catches up every merchant (a backfill first, each being new); the CLI runs beside.
 const started = new Date();
 const t0 = performance.now();
-const probe = startLiveOrderProbe(db.sql, sandbox, { everyMs: Number(values["live-every-ms"]) });
 const worker = await startWorkerProcess({ ...env, LOG_LEVEL: "info" }, { concurrency: 8, poolSize: 10 });
+// Live orders from the moment the worker runs (its catch-up starts then): what a webhook waits meanwhile.
+const probeStarted = new Date();
+const probe = startLiveOrderProbe(db.sql, sandbox, { everyMs: Number(values["live-every-ms"]) });
 const cli = startCliProcess(["catchup", "--json"], env);
 let peakRss = 0;
 const sampler = setInterval(async () => {
@@ -93,6 +95,9 @@ await Promise.all([tickFinished(db.sql, started), cli.exited]);
 await queueDrained(db.sql);
 const firstSeconds = (performance.now() - t0) / 1000;
 const live = await probe.stop();
+console.log(
+  `run started ${started.toISOString()}, worker up and live orders from ${probeStarted.toISOString()}`,
+);
 // A live order late by a minute is a webhook whose first attempt failed (the spec's retry is a minute on).
 const retried = sandbox.deliveries().filter((d) => d.attempts.length > 1);
 const firstFailures = retried.map((d) => d.attempts[0]?.error ?? String(d.attempts[0]?.status)).slice(0, 3);
@@ -113,6 +118,11 @@ const steady = {
 const steadyRoutes = routes(sandbox);
 clearInterval(sampler);
 peakRss = Math.max(peakRss, (await readMemory(worker.process.pid))?.peak ?? 0);
+// Where the slowest live orders waited: stored by the receiver, then applied.
+const slowest = await db.sql<{ id: string; received: Date; outcome_at: Date | null; synced: Date }[]>`
+  select o.id, min(e.received_at) as received, max(e.outcome_at) as outcome_at, o.synced_at as synced
+  from replica.orders o join sync.events e on e.order_id = o.id
+  where o.id = any(${live.slowest}) group by o.id, o.synced_at`;
 const [size] = await db.sql<{ bytes: string }[]>`select pg_database_size(current_database())::text as bytes`;
 const statusStart = performance.now();
 const status = startCliProcess(["status", "--json"], env);

@@ -1,14 +1,14 @@
 -- One budget of requests per second to Loops, shared by every process of a deployment (LOOPS_MAX_RPS).
--- A ring of 50 ms slots counts the tokens granted in each; a grant is allowed only while the last 22 slots
--- (1.1 s) stay within the budget, and a process sends a granted request before its slot ends. So any one
--- second at the upstream, even with up to 50 ms between a send and its arrival, sees at most the budget.
+-- A ring of 50 ms slots counts the tokens granted in each; a grant is allowed only while the last 24 slots
+-- (1.2 s) stay within the budget, and a process sends a granted request before its slot ends. So any one
+-- second at the upstream, even with up to 150 ms between a send and its arrival, sees at most the budget.
 -- Every grant takes the one row's lock: one short statement per batch of tokens, never per request.
 create table sync.request_budget (
   name           text primary key default 'loops',
   -- The last slot written (epoch ms / 50); the ring's entries older than the window are stale.
   slot           bigint not null default 0,
-  -- Tokens granted per slot, indexed by slot % 22 (+1).
-  used           integer[] not null default array_fill(0, array[22]),
+  -- Tokens granted per slot, indexed by slot % 24 (+1).
+  used           integer[] not null default array_fill(0, array[24]),
   -- After a 429: the narrowed rate and until when it holds (the answer's Retry-After).
   narrowed_rps   integer,
   narrowed_at    timestamptz,
@@ -24,7 +24,7 @@ returns table (granted integer, valid_ms integer, wait_ms integer)
 language plpgsql as $$
 declare
   slot_ms constant integer := 50;
-  slots constant integer := 22;
+  slots constant integer := 24;
   now_ms bigint := floor(extract(epoch from clock_timestamp()) * 1000)::bigint;
   cur bigint := now_ms / slot_ms;
   b sync.request_budget;

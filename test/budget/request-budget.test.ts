@@ -29,7 +29,7 @@ describe("sync.take_request_tokens", () => {
   });
 
   it("never grants more than the budget within the window, however many ask", async () => {
-    await db.sql`update sync.request_budget set used = array_fill(0, array[22]), slot = 0`;
+    await db.sql`update sync.request_budget set used = array_fill(0, array[24]), slot = 0`;
     const budget = requestBudget(db.sql, { maxRps: 50 });
     const grants = await Promise.all(Array.from({ length: 40 }, () => budget.take(10, true)));
     const total = grants.reduce((n, g) => n + g.granted, 0);

@@ -76,7 +76,7 @@ export function registerScheduleMetrics(
   }
   new Gauge({
     name: "loops_sync_loops_requests_granted_last_second",
-    help: "Requests to Loops the shared budget (LOOPS_MAX_RPS) granted in the last 1.1 s, every process together",
+    help: "Requests to Loops the shared budget (LOOPS_MAX_RPS) granted in the last 1.2 s, every process together",
     registers: [registry],
     async collect() {
       this.reset();

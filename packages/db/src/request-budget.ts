@@ -47,7 +47,7 @@ export async function readRequestBudget(
            (select coalesce(sum(u), 0)::int from unnest(used) u) as granted
       from sync.request_budget
      where name = 'loops'
-       and slot > floor(extract(epoch from clock_timestamp()) * 20)::bigint - 22`;
+       and slot > floor(extract(epoch from clock_timestamp()) * 20)::bigint - 24`;
   return {
     rateInForce: row?.rate ?? maxRps,
     narrowedUntil: row?.narrowed_until ?? null,

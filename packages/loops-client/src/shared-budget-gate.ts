@@ -129,6 +129,9 @@ export class SharedBudgetGate implements RequestGate {
         this.#tokens = 0;
         const want = Math.min(this.#live.length + this.#backgroundWaiting, this.#o.maxBatch);
         let grant: Awaited<ReturnType<TakeTokens>>;
+        // Validity counts from before the ask: a busy event loop that reads the answer late must not
+        // stretch the lease past the slot's end.
+        const asked = performance.now();
         try {
           grant = await this.#o.take(want, this.#live.length > 0);
         } catch (error) {
@@ -137,7 +140,7 @@ export class SharedBudgetGate implements RequestGate {
           continue;
         }
         this.#tokens = grant.granted;
-        this.#expiresAt = performance.now() + grant.validMs - this.#o.marginMs;
+        this.#expiresAt = asked + grant.validMs - this.#o.marginMs;
         // A little jitter, so processes refused together do not all return in the same millisecond.
         if (grant.granted === 0) await sleep(Math.max(1, grant.waitMs) + Math.random() * 5);
       }

@@ -19,7 +19,7 @@ export async function readScheduledTicks(sql: Sql | TransactionSql): Promise<Sch
     }[]
   >`
     select task, started_at, deadline, finished_at, items, items_done, last_duration_seconds, last_overran,
-           overruns::int8::float8::int as overruns,
+           overruns,
            (finished_at is null and deadline < now()) as overdue
     from sync.scheduled_ticks order by task`;
   return rows.map((r) => ({
@@ -41,7 +41,7 @@ export async function readScheduledTicks(sql: Sql | TransactionSql): Promise<Sch
 /** The shared request budget (LOOPS_MAX_RPS) as every process sees it. */
 export async function readRequestBudgetStatus(sql: Sql | TransactionSql): Promise<RequestBudgetStatus> {
   const [row] = await sql<{ granted: number; narrowed_rps: number | null; narrowed_until: Date | null }[]>`
-    select (case when slot > floor(extract(epoch from clock_timestamp()) * 20)::bigint - 22
+    select (case when slot > floor(extract(epoch from clock_timestamp()) * 20)::bigint - 24
                  then (select coalesce(sum(u), 0) from unnest(used) u) else 0 end)::int as granted,
            case when narrowed_until > now() then narrowed_rps end as narrowed_rps,
            case when narrowed_until > now() then narrowed_until end as narrowed_until

@@ -42,7 +42,7 @@ export interface ScheduledTickStatus {
 }
 
 export interface RequestBudgetStatus {
-  /** Requests granted in the last 1.1 s, every process together. */
+  /** Requests granted in the last 1.2 s, every process together. */
   grantedLastSecond: number;
   /** After a 429: the narrowed rate in force, and until when (null when none is). */
   narrowedRps: number | null;
