@@ -149,6 +149,11 @@ console.log(`steady tick calls: ${steadyRoutes}`);
 console.log(
   `live orders during the start: ${live.mirrored}/${live.sent} mirrored, freshness p50 ${(live.p50Ms / 1000).toFixed(1)} s, p99 ${(live.p99Ms / 1000).toFixed(1)} s, max ${(live.maxMs / 1000).toFixed(1)} s`,
 );
+for (const o of slowest) {
+  console.log(
+    `slow live order ${o.id}: stored ${o.received.toISOString()}, settled ${o.outcome_at?.toISOString()}, mirrored ${o.synced.toISOString()}`,
+  );
+}
 console.log(
   `webhook deliveries retried: ${retried.length} (first attempts: ${firstFailures.join("; ") || "-"})`,
 );
