@@ -12,6 +12,8 @@ import {
   startReceiverProcess,
   startWorkerProcess,
 } from "./service-processes.ts";
+import { VersionWaits } from "./version-waits.ts";
+import { watchFeedVersions } from "./watch-feed-versions.ts";
 import { watchReplicaVersions } from "./watch-replica-versions.ts";
 import { createWebhookSigner } from "./webhook-signer.ts";
 import { readWorkerStages, type StageFigure, stagesBetween } from "./worker-stages.ts";
@@ -28,6 +30,18 @@ export interface FreshnessFigures {
   max: number;
   /** Events whose version had not reached the replica when the bench stopped waiting. */
   unseen: number;
+  /**
+   * ms from the receiver's 2xx to a backend's feed reader (LISTEN loops_sync_changes, then
+   * replica.read_changes after its last position) holding the change of that version (or a newer one).
+   */
+  readerP50: number;
+  readerP99: number;
+  readerMax: number;
+  /** Events whose change the reader did not hold when the bench stopped waiting. */
+  readerUnseen: number;
+  /** Changes the reader read in the whole run, and the rows of replica.changes at the end (equal: no gap). */
+  readerChanges: number;
+  feedRows: number;
   /** ms from sending the webhook to its 2xx at this rate. */
   ackP50: number;
   ackP99: number;
@@ -96,30 +110,19 @@ export async function measureFreshness({
     throw error;
   }
 
-  const seen = new Map<string, number>();
-  const waiting = new Map<string, { version: number; ackAt: number }[]>();
-  const freshness: number[] = [];
-  const byAck: [number, number][] = [];
+  const replica = new VersionWaits();
+  const reader = new VersionWaits();
   const acks: number[] = [];
   let measuring = false;
-  const watch = await watchReplicaVersions(sql, (orderId, version, at) => {
-    if ((seen.get(orderId) ?? 0) < version) seen.set(orderId, version);
-    const list = waiting.get(orderId);
-    if (!list) return;
-    const rest = list.filter((w) => {
-      if (w.version > version) return true;
-      freshness.push(at - w.ackAt);
-      byAck.push([w.ackAt, at - w.ackAt]);
-      return false;
-    });
-    if (rest.length > 0) waiting.set(orderId, rest);
-    else waiting.delete(orderId);
-  });
+  const watch = await watchReplicaVersions(sql, (orderId, version, at) =>
+    replica.onVersion(orderId, version, at),
+  );
+  const feed = await watchFeedVersions(sql, (orderId, version, at) => reader.onVersion(orderId, version, at));
   const onAck = (e: SentEvent) => {
     if (!measuring) return;
     acks.push(e.ackAt - e.sentAt);
-    if ((seen.get(e.orderId) ?? 0) >= e.version) freshness.push(0);
-    else waiting.set(e.orderId, [...(waiting.get(e.orderId) ?? []), { version: e.version, ackAt: e.ackAt }]);
+    replica.onAck(e);
+    reader.onAck(e);
   };
 
   try {
@@ -142,21 +145,23 @@ export async function measureFreshness({
     const sent = await sendOrderTraffic({ ...traffic, seconds });
     measuring = false;
     const deadline = performance.now() + drainMs;
-    while (waiting.size > 0 && performance.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    while ((replica.waitingOrders > 0 || reader.waitingOrders > 0) && performance.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
     const refreshStages = stagesBetween(stagesBefore, await readWorkerStages(metricsUrl));
     const fetches = (sandbox.stats().apiCalls["GET /orders/{order_id}"] ?? 0) - fetchesBefore;
     const commits = (await commitCount(sql)) - commitsBefore;
     loopDelay?.stop();
-    if (process.env.BENCH_VERBOSE) printWindows(byAck);
+    if (process.env.BENCH_VERBOSE) printWindows(replica.byAck);
     const stages = await jobTrace?.read();
     await jobTrace?.close();
     const direct = await directFetchLatency(sandbox);
     const receiverMemory = await readMemory(receiver.process.pid);
     const workerMemory = await readMemory(worker.process.pid);
-    let unseen = 0;
-    for (const list of waiting.values()) unseen += list.length;
-    // A version that never arrived counts as infinitely late, so it cannot flatter the percentiles.
-    for (let i = 0; i < unseen; i++) freshness.push(Number.POSITIVE_INFINITY);
+    const unseen = replica.close();
+    const readerUnseen = reader.close();
+    const freshness = replica.freshness;
+    const [rows] = await sql<{ n: number }[]>`select count(*)::int as n from replica.changes`;
     return {
       rate,
       seconds,
@@ -167,6 +172,12 @@ export async function measureFreshness({
       p99: percentile(freshness, 99),
       max: percentile(freshness, 100),
       unseen,
+      readerP50: percentile(reader.freshness, 50),
+      readerP99: percentile(reader.freshness, 99),
+      readerMax: percentile(reader.freshness, 100),
+      readerUnseen,
+      readerChanges: feed.read().changes,
+      feedRows: rows!.n,
       ackP50: percentile(acks, 50),
       ackP99: percentile(acks, 99),
       fetchesPerEvent: fetches / Math.max(1, sent.acked),
@@ -183,6 +194,7 @@ export async function measureFreshness({
     await receiver.process.stop();
     await worker.process.stop();
     await watch.close();
+    await feed.close();
     await sandbox.close();
   }
 }

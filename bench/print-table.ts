@@ -80,6 +80,16 @@ function freshnessRows(f: FreshnessFigures): Row[] {
       "p99 ≤ 100 ms",
       verdict(f.p99 <= 100),
     ],
+    [
+      `freshness 2xx → feed reader p50 / p99 (${n(f.rate)}/s)`,
+      `${ms(f.readerP50)} / ${ms(f.readerP99)}`,
+      `2xx → replica ${ms(f.p50)} / ${ms(f.p99)}`,
+      ratio(f.readerP99, f.p99),
+      "",
+      f.readerChanges === f.feedRows
+        ? `read all ${n(f.feedRows)}`
+        : `read ${n(f.readerChanges)} of ${n(f.feedRows)}`,
+    ],
     [`receiver ack p50 / p99 at ${n(f.rate)}/s`, `${ms(f.ackP50)} / ${ms(f.ackP99)}`, "", "", "", ""],
     [
       "GET /orders/{id} per event (live)",

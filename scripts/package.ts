@@ -1,5 +1,6 @@
 // Builds every workspace package, then packs the CLI into one installable tarball,
-// .dist/loops-sync-<version>.tgz, and prints its path as the last line:
+// .dist/loops-sync-<version>.tgz, and prints its path as the last line (after the path of
+// .dist/loops-sync-schema-<version>.tgz, the change feed's reader for a backend: scripts/pack-schema.ts):
 //   npx -y pnpm@10 run package
 //   npm install -g ./.dist/loops-sync-0.1.0.tgz && loops-sync --version
 // The tarball holds apps/cli bundled with the workspace and patched postgres.js inlined, migrations/,
@@ -17,6 +18,7 @@ import {
   type WorkspacePackage,
   workspacePackages,
 } from "./build.ts";
+import { packSchema } from "./pack-schema.ts";
 
 const CLI = "@loops-sync/cli";
 /** The packed package's name and its launcher, as `npm install` lays them out under node_modules. */
@@ -103,4 +105,8 @@ export async function packCli(): Promise<string> {
   return path.join(path.dirname(stage), packed[0]!.filename);
 }
 
-if (import.meta.main) console.log(await packCli());
+if (import.meta.main) {
+  const cli = await packCli();
+  console.log(await packSchema());
+  console.log(cli);
+}

@@ -1,7 +1,8 @@
 // Convergence under faults: a sandbox generating orders for several merchants with webhook and API faults
-// on, the receiver and the worker as separate `loops-sync` processes, the worker SIGKILLed and restarted
+// on, the receiver and two workers as separate `loops-sync` processes, one worker SIGKILLed and restarted
 // three times, the receiver killed and restarted, this suite's own PostgreSQL restarted; then `loops-sync
-// catchup`, and the replica must equal the sandbox's truth. Seeded: LOOPS_SYNC_CHAOS_SEED=<n> replays a run's faults.
+// catchup`, and the replica must equal the sandbox's truth. Meanwhile an independent reader follows the change
+// feed: it must have seen every change the feed holds exactly once, in order, each order's versions rising. Seeded: LOOPS_SYNC_CHAOS_SEED=<n> replays a run's faults.
 // LOOPS_SYNC_SOAK=1 runs it for LOOPS_SYNC_SOAK_SECONDS (default 600) instead of ~25 s.
 
 import { randomBytes } from "node:crypto";
@@ -23,6 +24,7 @@ import {
   recordSecrets,
 } from "#testkit/processes";
 import { waitFor } from "#testkit/wait-for";
+import { feedVersionsBackwards, startFeedReader } from "../support/feed-reader.ts";
 import { chaosSeed } from "./chaos-seed.ts";
 import { checkVersionLog, installVersionLog } from "./version-log.ts";
 
@@ -47,6 +49,7 @@ describe(`convergence under faults (seed ${SEED})`, () => {
   let receiverPort: number;
   let receiver: LoopsSyncProcess;
   let worker: LoopsSyncProcess;
+  let workerB: LoopsSyncProcess;
   let workerSpawns = 0;
   let env: Record<string, string>;
 
@@ -90,6 +93,9 @@ describe(`convergence under faults (seed ${SEED})`, () => {
     const url = await spawnReceiver(1);
     sandbox.addWebhookEndpoint({ url: `${url}/webhooks/loops`, secrets: [world.webhookSecret] });
     await spawnWorker();
+    // A second worker that is never killed: the two race on the same merchants and the same feed.
+    workerB = procs.spawn({ name: `${RUN_ID}-worker-b`, args: ["worker"], env });
+    await workerB.waitForLine(/"msg":"worker started"/);
   }, 120_000);
 
   function stopPostgresNow(): void {
@@ -127,6 +133,7 @@ describe(`convergence under faults (seed ${SEED})`, () => {
         apiSlowMs: 1500,
         tokenTtlSeconds: 60,
       });
+      const feed = startFeedReader(pg.url);
       sandbox.startGenerator({ ratePerSecond: 4, advanceEveryMs: 700 });
       const started = Date.now();
       let workerKills = 0;
@@ -172,7 +179,7 @@ describe(`convergence under faults (seed ${SEED})`, () => {
 
       // A worker that died on its own (not by our SIGKILL) is a finding; restart it so the check can go on.
       const unexpected: string[] = [];
-      for (const p of [worker, receiver]) {
+      for (const p of [worker, workerB, receiver]) {
         if (!p.alive()) unexpected.push(`${p.name} exited on its own: ${JSON.stringify(await p.exited)}`);
       }
       if (!worker.alive()) await spawnWorker();
@@ -211,6 +218,16 @@ describe(`convergence under faults (seed ${SEED})`, () => {
       expect(log.backwards, "versions that went backwards").toEqual([]);
       expect(log.twice, "versions applied twice").toEqual([]);
 
+      const read = await feed.drain();
+      const inFeed = (await sql<{ position: string }[]>`select position from replica.changes order by 1`).map(
+        (r) => Number(r.position),
+      );
+      expect(read.backwards, "feed positions read twice or out of order").toEqual([]);
+      expect(read.seen, "every position of replica.changes, read once, in order").toEqual(inFeed);
+      expect(feedVersionsBackwards(read), "order versions in the feed that did not rise").toEqual([]);
+      const feedOrders = new Set(read.orders.map((o) => o.id));
+      expect(feedOrders.size, "orders in the feed").toBe(sandbox.truth.orders().length);
+
       const bySource = await sql<{ source: string; n: number }[]>`
         select source, count(*)::int as n from sync.events group by source`;
       const stats = sandbox.stats();
@@ -225,6 +242,7 @@ describe(`convergence under faults (seed ${SEED})`, () => {
           ...stats.apiFaults,
         },
         kills: { worker: workerKills, receiver: receiverRestarts, postgres: postgresRestarts },
+        feed: { changes: inFeed.length, readerErrors: read.errors.length },
         unexpectedExits: unexpected,
         ordersBehindBeforeCatchup,
         eventsBySource: Object.fromEntries(bySource.map((r) => [r.source, r.n])),

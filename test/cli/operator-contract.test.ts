@@ -186,14 +186,28 @@ describe("loops-sync operator output and exit codes", () => {
   it("status --json shows table sizes; status exits 1 when something needs attention", async () => {
     await db.sql`update sync.events set outcome = 'applied' where outcome = 'pending'`;
     await db.sql`delete from graphile_worker._private_jobs`;
+    // The feed is not empty even when this test runs alone (catch-up above writes changes too).
+    await db.sql`
+      insert into replica.changes (resource, resource_id, merchant_id, operation, source)
+      values ('order', 'ord_status', ${merchant}, 'insert', 'cli')`;
     const ok = await runCli(["status", "--json"], env);
     expect(ok.stderr).toBe("");
     expect(ok.code).toBe(0);
     const snapshot = JSON.parse(ok.stdout) as {
       tables: { table: string; totalBytes: number; estimatedRows: number | null }[];
       attention: unknown[];
+      changeFeed: { headPosition: number | null; oldestPosition: number | null; prunedThrough: number };
     };
     expect(snapshot.tables.map((t) => t.table)).toContain("sync.events");
+    expect(snapshot.tables.map((t) => t.table)).toContain("replica.changes");
+    const [feed] = await db.sql<{ head: number | null; oldest: number | null }[]>`
+      select max(position) as head, min(position) as oldest from replica.changes`;
+    expect(snapshot.changeFeed).toMatchObject({
+      headPosition: feed!.head,
+      oldestPosition: feed!.oldest,
+      prunedThrough: 0,
+    });
+    expect(feed!.head).toBeGreaterThan(0);
     expect(snapshot.tables.every((t) => t.totalBytes > 0)).toBe(true);
     expect(snapshot.attention).toEqual([]);
 
@@ -220,6 +234,12 @@ describe("loops-sync operator output and exit codes", () => {
     const text = await runCli(["status"], env);
     expect(text.code).toBe(1);
     expect(text.stdout).toMatch(/^tables: sync\.events \d/m);
+    expect(text.stdout).toMatch(
+      new RegExp(
+        `^change feed: head position ${feed!.head} \\(written .+\\), oldest retained ${feed!.oldest}, pruned through 0, \\d+ change\\(s\\), \\d+ kB$`,
+        "m",
+      ),
+    );
     expect(text.stdout).toMatch(/^needs attention: mer_demo_1 has 1 failed event\(s\)/m);
     expect(text.stdout).toMatch(/^needs attention: mer_demo_3 revoked the connection/m);
   });

@@ -147,6 +147,10 @@ describe("the worker's daily prune", () => {
       select 'evt_cron_' || i, 'order.status_changed', 'mer_cron', now() - d, now() - d, 'catchup', '{}', o
       from (values (1, interval '20 days', 'applied'), (2, interval '20 days', 'failed'),
                    (3, interval '5 days', 'applied'), (4, interval '20 days', 'stale')) as v(i, d, o)`;
+    await db.sql`
+      insert into replica.changes (resource, resource_id, merchant_id, operation, source, changed_at)
+      values ('order', 'ord_cron_1', 'mer_cron', 'insert', 'webhook', now() - interval '20 days'),
+             ('order', 'ord_cron_2', 'mer_cron', 'insert', 'webhook', now() - interval '5 days')`;
     const worker = spawn(bin, ["worker"], {
       env: {
         PATH: process.env.PATH ?? "",
@@ -179,6 +183,13 @@ describe("the worker's daily prune", () => {
         { id: string }[]
       >`select id from sync.events where id like 'evt_cron_%' order by id`;
       expect(left.map((r) => r.id)).toEqual(["evt_cron_2", "evt_cron_3"]);
+      await waitFor(
+        async () =>
+          (await db.sql`select 1 from replica.change_feed_state where pruned_through = 1`).length > 0,
+        { what: "the old change pruned by the worker" },
+      );
+      const changes = await db.sql<{ id: string }[]>`select resource_id as id from replica.changes`;
+      expect(changes.map((r) => r.id)).toEqual(["ord_cron_2"]);
     } finally {
       worker.kill("SIGTERM");
     }

@@ -23,6 +23,7 @@ const subcommands = [
   "verify",
   "sandbox",
   "demo",
+  "forward",
 ];
 
 function run(command: string, args: string[]) {

@@ -61,8 +61,10 @@ describe("the packed CLI installed from its tarball", () => {
 
   it("is one tarball named after the version, printed as the last line", () => {
     expect(path.basename(tarball)).toBe(`loops-sync-${rootVersion}.tgz`);
+    // Beside it, the schema package's (test/package/schema-install.test.ts installs that one).
     expect(readdirSync(path.dirname(tarball)).filter((f) => f.endsWith(".tgz"))).toEqual([
       path.basename(tarball),
+      `loops-sync-schema-${rootVersion}.tgz`,
     ]);
   });
 

@@ -23,6 +23,12 @@ describe.skipIf(skip)("status page in headless Chromium", () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     await seedSyncState(db.sql);
+    // A feed whose first 4 changes were pruned: 8 left, positions 5–12.
+    await db.sql`
+      insert into replica.changes (resource, resource_id, merchant_id, operation, source)
+      select 'order', 'ord_' || i, 'mer_alpha', 'insert', 'webhook' from generate_series(1, 12) i`;
+    await db.sql`delete from replica.changes where position <= 4`;
+    await db.sql`update replica.change_feed_state set pruned_through = 4`;
     served = await serveStatusPage({ sql: db.sql, refreshMs: 300 });
     browser = await launchChromium();
     page = await browser.newPage();
@@ -130,6 +136,33 @@ describe.skipIf(skip)("status page in headless Chromium", () => {
     await expect
       .poll(() => field('[data-field="queue-waiting"]'), { timeout: 10_000, interval: 100 })
       .toBe("3");
+  });
+
+  it("shows the change feed's head, oldest retained position, pruned_through and size, live", async () => {
+    const feed = async () => {
+      const [row] = await db.sql<{ head: number; oldest: number; rows: number; bytes: number }[]>`
+        select max(position) as head, min(position) as oldest, count(*)::int as rows,
+               pg_total_relation_size('replica.changes')::float8 as bytes
+        from replica.changes`;
+      return row!;
+    };
+    const before = await feed();
+    expect(await field('[data-field="feed-head"]')).toBe(String(before.head));
+    expect(await page.textContent('[data-field="feed-head"]')).toBe(String(before.head));
+    expect(await field('[data-field="feed-oldest"]')).toBe(String(before.oldest));
+    expect(await field('[data-field="feed-pruned-through"]')).toBe("4");
+    expect(await field('[data-field="feed-rows"]')).toBe(String(before.rows));
+    expect(await field('[data-field="feed-bytes"]')).toBe(String(before.bytes));
+
+    await db.sql`
+      insert into replica.changes (resource, resource_id, merchant_id, operation, source)
+      values ('order', 'ord_live', 'mer_beta', 'insert', 'webhook')`;
+    const after = await feed();
+    expect(after.head).toBeGreaterThan(before.head);
+    await expect
+      .poll(() => field('[data-field="feed-head"]'), { timeout: 10_000, interval: 100 })
+      .toBe(String(after.head));
+    expect(await field('[data-field="feed-rows"]')).toBe(String(after.rows));
   });
 
   it("loads nothing from anywhere else, shows no secret and logs no error", async () => {

@@ -25,7 +25,17 @@ async function stored(sql: Sql, id: string) {
 describe("applyOrderIfNewer", () => {
   it("stores a new order with typed columns, children and the raw JSON", async () => {
     const result = await applyOrderIfNewer(db.sql, makeOrder({ id: "ord_new", version: 2 }));
-    expect(result).toEqual({ id: "ord_new", changed: true, previousVersion: null, version: 2 });
+    expect(result).toEqual({
+      id: "ord_new",
+      changed: true,
+      previousVersion: null,
+      version: 2,
+      merchantId: "mer_test",
+      status: "accepted",
+      previousStatus: null,
+      eventId: null,
+      source: null,
+    });
     const { order, counts } = await stored(db.sql, "ord_new");
     expect(order).toMatchObject({ version: 2, status: "accepted", currency: "SAR" });
     const { totals } = makeOrder({ version: 2 }) as { totals: { total: { amount: number } } };

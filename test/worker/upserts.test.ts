@@ -30,14 +30,28 @@ const connection = (id: string, locationId: string) => ({
 
 describe("resource upserts", () => {
   it("replaces a merchant's locations from a complete listing, dropping what it no longer lists", async () => {
-    await replaceMerchantLocations(db.sql, "mer_u", {
+    const first = {
       locations: [location("loc_u1", "2026-11-22T10:00:00Z"), location("loc_u2", "2026-11-22T10:00:00Z")],
       channelConnections: [connection("chc_u1", "loc_u1"), connection("chc_u2", "loc_u2")],
-    });
-    await replaceMerchantLocations(db.sql, "mer_u", {
+    };
+    const created = await replaceMerchantLocations(db.sql, "mer_u", first);
+    expect(created.map((c) => [c.resource, c.resourceId, c.operation])).toEqual([
+      ["location", "loc_u1", "insert"],
+      ["location", "loc_u2", "insert"],
+      ["channel_connection", "chc_u1", "insert"],
+      ["channel_connection", "chc_u2", "insert"],
+    ]);
+    // The same listing again is no change at all.
+    expect(await replaceMerchantLocations(db.sql, "mer_u", first)).toEqual([]);
+    const second = await replaceMerchantLocations(db.sql, "mer_u", {
       locations: [location("loc_u1", "2026-11-22T11:00:00Z", "paused")],
       channelConnections: [connection("chc_u1", "loc_u1")],
     });
+    expect(second.map((c) => [c.resource, c.resourceId, c.operation, c.previousStatus, c.status])).toEqual([
+      ["location", "loc_u1", "update", "open", "paused"],
+      ["location", "loc_u2", "delete", "open", null],
+      ["channel_connection", "chc_u2", "delete", "active", null],
+    ]);
     const rows = await db.sql`select id, status, city, timezone from replica.locations order by id`;
     expect(rows).toEqual([{ id: "loc_u1", status: "paused", city: "Riyadh", timezone: "Asia/Riyadh" }]);
     const chc = await db.sql`select id, merchant_id from replica.channel_connections`;
@@ -55,9 +69,14 @@ describe("resource upserts", () => {
 
   it("never moves a finished job back to running", async () => {
     const job = { id: "job_u1", type: "menu_import", brand_id: "brd_u", created_at: "2026-11-22T10:00:00Z" };
-    expect(await upsertJob(db.sql, "mer_u", { ...job, status: "running" })).toBe(true);
-    expect(await upsertJob(db.sql, "mer_u", { ...job, status: "succeeded" })).toBe(true);
-    expect(await upsertJob(db.sql, "mer_u", { ...job, status: "running" })).toBe(false);
+    expect(await upsertJob(db.sql, "mer_u", { ...job, status: "running" })).toMatchObject([
+      { operation: "insert", status: "running", previousStatus: null },
+    ]);
+    expect(await upsertJob(db.sql, "mer_u", { ...job, status: "succeeded" })).toMatchObject([
+      { operation: "update", status: "succeeded", previousStatus: "running" },
+    ]);
+    expect(await upsertJob(db.sql, "mer_u", { ...job, status: "succeeded" })).toEqual([]);
+    expect(await upsertJob(db.sql, "mer_u", { ...job, status: "running" })).toEqual([]);
     const [row] = await db.sql`select status from replica.jobs where id = 'job_u1'`;
     expect(row).toEqual({ status: "succeeded" });
   });
@@ -70,9 +89,11 @@ describe("resource upserts", () => {
       products: [],
       categories: [],
     });
-    expect(await upsertMenu(db.sql, "mer_u", menu(2))).toBe(true);
-    expect(await upsertMenu(db.sql, "mer_u", menu(1))).toBe(false);
-    expect(await upsertMenu(db.sql, "mer_u", menu(2))).toBe(false);
+    expect(await upsertMenu(db.sql, "mer_u", menu(2))).toMatchObject([
+      { resource: "menu", resourceId: "brd_u", operation: "insert", version: 2, previousVersion: null },
+    ]);
+    expect(await upsertMenu(db.sql, "mer_u", menu(1))).toEqual([]);
+    expect(await upsertMenu(db.sql, "mer_u", menu(2))).toEqual([]);
     const [row] = await db.sql`select version from replica.menus where brand_id = 'brd_u'`;
     expect(row).toEqual({ version: 2 });
   });

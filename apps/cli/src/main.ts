@@ -2,8 +2,10 @@
 import { CommanderError } from "commander";
 import { describeFailure, EXIT } from "./cli-error.ts";
 import { loadDotEnv } from "./dotenv.ts";
+import { exitQuietlyOnClosedPipe } from "./output.ts";
 import { createProgram, throwOnUsageErrors } from "./program.ts";
 
+exitQuietlyOnClosedPipe();
 const program = createProgram();
 throwOnUsageErrors(program);
 

@@ -3,7 +3,9 @@ import { createSandboxCommand } from "@loops-sync/sandbox";
 import { Command, type CommanderError } from "commander";
 import { createBackfillCommand } from "./commands/backfill.ts";
 import { createCatchupCommand } from "./commands/catchup.ts";
+import { createChangesCommand } from "./commands/changes.ts";
 import { createDemoCommand } from "./commands/demo.ts";
+import { createForwardCommand } from "./commands/forward.ts";
 import { createMigrateCommand } from "./commands/migrate.ts";
 import { createPruneCommand } from "./commands/prune.ts";
 import { createRedeliverCommand } from "./commands/redeliver.ts";
@@ -41,10 +43,12 @@ export function createProgram(): Command {
     createCatchupCommand(),
     createBackfillCommand(),
     createStatusCommand(),
+    createChangesCommand(),
     createReplayCommand(),
     createRedeliverCommand(),
     createVerifyCommand(),
     createPruneCommand(),
+    createForwardCommand(),
     createSandboxCommand(),
     createDemoCommand(),
   ]) {

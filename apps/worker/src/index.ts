@@ -1,4 +1,20 @@
 export { classifyUpstreamFailure, type UpstreamFailure } from "@loops-sync/replica";
+export {
+  claimDeliveries,
+  FORWARD_CHANNEL,
+  retryDeliveries,
+  settleDeliveries,
+} from "./forwarding/delivery-transitions.ts";
+export { createForwardMetrics, type ForwardMetrics } from "./forwarding/forward-metrics.ts";
+export { retryDelayMs } from "./forwarding/retry-delay.ts";
+export { scanChanges, startForwarding } from "./forwarding/scan-changes.ts";
+export { changeWebhookId, sendChange } from "./forwarding/send-change.ts";
+export {
+  describeEndpoint,
+  type Forwarder,
+  type ForwarderOptions,
+  startForwarder,
+} from "./forwarding/start-forwarder.ts";
 export type { LoopsApi, MerchantApi } from "./loops-api.ts";
 export { createOrderApplier, type OrderApplier } from "./orders/order-applier.ts";
 export { orderJobKey, UpstreamBehindError } from "./orders/refresh-order-task.ts";

@@ -1,3 +1,4 @@
+import { causedBy, recordChanges } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
 import { settleRoutedEvents } from "./settle-events.ts";
 import { type JobInput, type MenuInput, upsertJob, upsertMenu } from "./upsert-job.ts";
@@ -55,17 +56,21 @@ export function refreshJobTask(ctx: WorkerContext): Task {
           menu = read as MenuInput;
         }
         await sql.begin(async (tx) => {
-          await upsertJob(tx, merchantId, job as JobInput);
-          if (menu) await upsertMenu(tx, merchantId, menu);
-          if (job.status !== "pending" && job.status !== "running") {
-            await settleRoutedEvents(tx, {
-              merchantId,
-              route: "job",
-              jobId,
-              receivedBefore: state.now,
-              outcome: "applied",
-            });
-          }
+          const changes = [
+            ...(await upsertJob(tx, merchantId, job as JobInput)),
+            ...(menu ? await upsertMenu(tx, merchantId, menu) : []),
+          ];
+          const settled =
+            job.status !== "pending" && job.status !== "running"
+              ? await settleRoutedEvents(tx, {
+                  merchantId,
+                  route: "job",
+                  jobId,
+                  receivedBefore: state.now,
+                  outcome: "applied",
+                })
+              : null;
+          await recordChanges(tx, causedBy(changes, settled?.newest ?? null));
         });
         if (job.status === "pending" || job.status === "running")
           throw new JobNotFinishedError(jobId, job.status);

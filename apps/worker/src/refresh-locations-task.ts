@@ -1,4 +1,4 @@
-import { classifyUpstreamFailure } from "@loops-sync/replica";
+import { causedBy, classifyUpstreamFailure, recordChanges } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
 import type { CallOptions, MerchantApi } from "./loops-api.ts";
 import { settleRoutedEvents } from "./settle-events.ts";
@@ -70,13 +70,14 @@ export function refreshLocationsTask(ctx: WorkerContext): Task {
           signal: helpers.abortSignal,
         });
         await sql.begin(async (tx) => {
-          await replaceMerchantLocations(tx, merchantId, listing);
-          await settleRoutedEvents(tx, {
+          const changes = await replaceMerchantLocations(tx, merchantId, listing);
+          const settled = await settleRoutedEvents(tx, {
             merchantId,
             route: "locations",
             receivedBefore: state.now,
             outcome: "applied",
           });
+          await recordChanges(tx, causedBy(changes, settled.newest));
         });
       },
     },
@@ -94,7 +95,10 @@ export function refreshChannelsTask(ctx: WorkerContext): Task {
       settle: async () => {},
       async run({ merchantId }, _state, helpers) {
         const data = await client.forMerchant(merchantId).channels.list({ signal: helpers.abortSignal });
-        await upsertChannels(sql, withId<ChannelInput>(data, "channels"));
+        await sql.begin(async (tx) => {
+          const changes = await upsertChannels(tx, withId<ChannelInput>(data, "channels"));
+          await recordChanges(tx, causedBy(changes, null));
+        });
       },
     },
     ctx,

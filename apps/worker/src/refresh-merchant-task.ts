@@ -1,4 +1,4 @@
-import { revokeMerchant } from "@loops-sync/replica";
+import { causedBy, recordChanges, revokeMerchant } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
 import { settleRoutedEvents } from "./settle-events.ts";
 import {
@@ -52,15 +52,18 @@ export function refreshMerchantTask(ctx: WorkerContext): Task {
           ["id", "merchant_id", "status"],
         );
         await sql.begin(async (tx) => {
-          await upsertMerchant(tx, merchant);
-          await upsertConnection(tx, connection);
-          await settleRoutedEvents(tx, {
+          const changes = [
+            ...(await upsertMerchant(tx, merchant)),
+            ...(await upsertConnection(tx, connection)),
+          ];
+          const settled = await settleRoutedEvents(tx, {
             merchantId,
             route: "merchant",
             receivedBefore: state.now,
             outcome: "applied",
           });
           if (connection.status === "revoked") await revokeMerchant(tx, merchantId);
+          await recordChanges(tx, causedBy(changes, settled.newest));
         });
       },
     },

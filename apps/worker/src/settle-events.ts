@@ -37,11 +37,17 @@ export interface SettleRoutedOptions {
   error?: string;
 }
 
+/** What a routed settle did: how many events, and the newest of them (the feed names it as the cause). */
+export interface RoutedSettle {
+  count: number;
+  newest: { id: string; source: "webhook" | "catchup" | "cli" } | null;
+}
+
 /** Settles the merchant's open events that a refresh of `route` answers (the route table lives in routeEvent). */
 export async function settleRoutedEvents(
   sql: Sql | TransactionSql,
   { merchantId, route, jobId, receivedBefore, outcome, error }: SettleRoutedOptions,
-): Promise<number> {
+): Promise<RoutedSettle> {
   const open = await sql<{ id: string; type: string; data: unknown }[]>`
     select id, type, payload -> 'data' as data from sync.events
     where merchant_id = ${merchantId} and outcome in ('pending', 'failed') and type not like 'order.%'
@@ -49,10 +55,15 @@ export async function settleRoutedEvents(
   const ids = open
     .filter((e) => routeEvent(e.type) === route && (jobId === undefined || jobIdOf(e.data) === jobId))
     .map((e) => e.id);
-  if (ids.length === 0) return 0;
+  if (ids.length === 0) return { count: 0, newest: null };
   // A failure never overwrites an earlier success of the same refresh.
-  const result = await sql`
-    update sync.events set outcome = ${outcome}, error = ${error ?? null}, outcome_at = now()
-    where id = any(${ids}::text[]) and (outcome = 'pending' or ${outcome} <> 'failed')`;
-  return result.count;
+  const [newest] = await sql<{ id: string; source: "webhook" | "catchup" | "cli"; count: number }[]>`
+    with settled as (
+      update sync.events set outcome = ${outcome}, error = ${error ?? null}, outcome_at = now()
+      where id = any(${ids}::text[]) and (outcome = 'pending' or ${outcome} <> 'failed')
+      returning id, source, created_at
+    )
+    select id, source, (select count(*)::int from settled) as count
+    from settled order by created_at desc, id desc limit 1`;
+  return { count: newest?.count ?? 0, newest: newest ? { id: newest.id, source: newest.source } : null };
 }

@@ -5,6 +5,8 @@ import { enqueueJob, pausedMerchantFlags } from "@loops-sync/replica";
 import { run, type Task, type TaskList, type WorkerEvents } from "graphile-worker";
 import pg from "pg";
 import type { Registry } from "prom-client";
+import { createForwardMetrics } from "./forwarding/forward-metrics.ts";
+import { type Forwarder, type ForwarderOptions, startForwarder } from "./forwarding/start-forwarder.ts";
 import { graphileLogger } from "./graphile-logger.ts";
 import type { LoopsApi } from "./loops-api.ts";
 import { startOrderRefresher } from "./orders/order-refresher.ts";
@@ -56,6 +58,8 @@ export interface StartWorkerOptions {
   extraTasks?: TaskList;
   /** More crontab lines (graphile-worker syntax) for those tasks. Default: none. */
   extraCrontab?: string;
+  /** Forward every change to the partner's endpoint (FORWARD_URL, …). Default: off. */
+  forward?: Omit<ForwarderOptions, "sql" | "logger" | "registry">;
 }
 
 export interface RunningWorker {
@@ -93,6 +97,7 @@ export async function startWorker({
   orderRefreshPollMs,
   extraTasks = {},
   extraCrontab = "",
+  forward,
 }: StartWorkerOptions): Promise<RunningWorker> {
   if (!Number.isInteger(concurrency) || concurrency < 1) {
     throw new RangeError(`startWorker: concurrency must be a whole number of at least 1, got ${concurrency}`);
@@ -190,6 +195,21 @@ export async function startWorker({
     await closeQueue().catch(() => {});
     throw error;
   });
+  // Registered with forwarding off too, so dashboards and alerts find the series (the gauges stay empty).
+  createForwardMetrics(metrics.registry, sql);
+  let forwarder: Forwarder | undefined;
+  if (forward) {
+    forwarder = await startForwarder({
+      ...forward,
+      sql,
+      registry: metrics.registry,
+      logger: logger.child({ name: "forward" }),
+    }).catch(async (error: unknown) => {
+      await Promise.allSettled([runner.stop(), refresher.stop(0)]);
+      await closeQueue().catch(() => {});
+      throw error;
+    });
+  }
   logger.info({ concurrency, merchants: merchantIds.length }, "worker started");
 
   let stopping: Promise<void> | undefined;
@@ -209,7 +229,11 @@ export async function startWorker({
         try {
           // A runner that stopped by itself refuses a second stop; the refresher still has to stop.
           const runnerStopped = stoppedBecause ? Promise.resolve() : runner.stop();
-          await Promise.all([runnerStopped, refresher.stop(shutdownAbortAfterMs)]);
+          await Promise.all([
+            runnerStopped,
+            refresher.stop(shutdownAbortAfterMs),
+            forwarder?.stop(shutdownAbortAfterMs),
+          ]);
         } finally {
           await closeQueue();
           logger.info("worker stopped");

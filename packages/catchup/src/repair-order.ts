@@ -1,5 +1,6 @@
 import type { Sql } from "@loops-sync/db";
 import type { Order } from "@loops-sync/loops-client";
+import { recordChanges } from "@loops-sync/replica";
 import { applyOrderPage } from "./apply-order-page.ts";
 import type { OrderDifference } from "./compare-order.ts";
 
@@ -18,14 +19,40 @@ export async function repairOrder(
   const { orderId, kind } = difference;
   return await sql.begin(async (tx) => {
     if (kind === "extra") {
-      const deleted = await tx`delete from replica.orders where id = ${orderId}`;
-      return deleted.count > 0;
+      const deleted = await tx<{ merchant_id: string; version: number; status: string }[]>`
+        delete from replica.orders where id = ${orderId} returning merchant_id, version, status`;
+      await recordChanges(
+        tx,
+        deleted.map((d) => ({
+          resource: "order",
+          resourceId: orderId,
+          merchantId: d.merchant_id,
+          operation: "delete",
+          previousVersion: d.version,
+          previousStatus: d.status,
+          source: "repair",
+        })),
+      );
+      return deleted.length > 0;
     }
     if (!upstream) return false;
-    if (kind === "status_mismatch") {
-      await tx`delete from replica.orders where id = ${orderId} and version <= ${upstream.version}`;
-    }
+    const replaced =
+      kind === "status_mismatch"
+        ? await tx<{ version: number; status: string }[]>`
+            delete from replica.orders where id = ${orderId} and version <= ${upstream.version}
+            returning version, status`
+        : [];
     const applied = await applyOrderPage(tx, [upstream], { source: "repair" });
+    // A replaced row is one update in the feed, from what the replica held to what upstream has.
+    const before = replaced[0];
+    await recordChanges(
+      tx,
+      applied.changes.map((c) =>
+        before
+          ? { ...c, operation: "update", previousVersion: before.version, previousStatus: before.status }
+          : c,
+      ),
+    );
     return applied.changed.length > 0;
   });
 }

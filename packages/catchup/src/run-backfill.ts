@@ -1,6 +1,11 @@
 import type { Logger } from "@loops-sync/config";
 import type { Sql } from "@loops-sync/db";
-import { classifyUpstreamFailure, readMerchantState, revokeMerchant } from "@loops-sync/replica";
+import {
+  classifyUpstreamFailure,
+  readMerchantState,
+  recordChanges,
+  revokeMerchant,
+} from "@loops-sync/replica";
 import { applyOrderPage } from "./apply-order-page.ts";
 import {
   advanceBackfillRun,
@@ -144,6 +149,7 @@ export async function runBackfill({
           seen: page.data.length,
           changed: result.changed.length,
         });
+        await recordChanges(tx, result.changes);
         return result;
       });
       for (const bad of applied.invalid) {

@@ -87,4 +87,27 @@ describe("loadEnv", () => {
       "LOOPS_CLIENT_ID: got nothing (unset), expected it to be set (see README, Configuration)",
     );
   });
+
+  it("reads forwarding's variables, refusing a bad or missing FORWARD_SECRET without repeating it", () => {
+    const secret = `whsec_${Buffer.from("forward").toString("base64")}`;
+    const env = loadEnv({
+      FORWARD_URL: "https://backend.example.com/changes",
+      FORWARD_SECRET: secret,
+      FORWARD_RESOURCES: "order, menu",
+    });
+    expect([env.FORWARD_RESOURCES, env.FORWARD_TIMEOUT_MS, env.FORWARD_MAX_AGE_HOURS]).toEqual([
+      ["order", "menu"],
+      10_000,
+      24,
+    ]);
+    expect(() => loadEnv({ FORWARD_URL: "https://backend.example.com/changes" })).toThrow(
+      /^FORWARD_SECRET: got nothing \(unset\), expected a whsec_… secret/,
+    );
+    expect(() => loadEnv({ FORWARD_SECRET: "whsec_hunter2!" })).toThrow(
+      /^FORWARD_SECRET: got a value of 14 characters \(hidden\), expected a whsec_… secret/,
+    );
+    expect(() => loadEnv({ FORWARD_RESOURCES: "order,pizza" })).toThrow(
+      /^FORWARD_RESOURCES: got "order,pizza", expected names among order, /,
+    );
+  });
 });

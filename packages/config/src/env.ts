@@ -17,7 +17,23 @@ const SECRET_VARIABLES = new Set([
   "LOOPS_WEBHOOK_SECRETS",
   "DATABASE_URL",
   "ADMIN_TOKEN",
+  // A forwarding URL may carry a token in its query or credentials.
+  "FORWARD_URL",
+  "FORWARD_SECRET",
 ]);
+
+/** What FORWARD_RESOURCES may name (replica.changes.resource). */
+const FORWARD_RESOURCE_NAMES = [
+  "order",
+  "location",
+  "channel_connection",
+  "brand",
+  "menu",
+  "merchant",
+  "connection",
+  "job",
+  "channel",
+] as const;
 
 const list = (raw: string | undefined): string[] =>
   (raw ?? "")
@@ -122,6 +138,20 @@ const schema = z.object({
     .int("a whole number")
     .min(0, "a number of merchants, 0 or more")
     .default(100),
+  FORWARD_URL: httpUrl.optional(),
+  FORWARD_SECRET: z
+    .string()
+    .regex(/^whsec_[A-Za-z0-9+/]+={0,2}$/, "a whsec_… secret (whsec_ followed by base64)")
+    .optional(),
+  FORWARD_RESOURCES: z
+    .string()
+    .optional()
+    .transform(list)
+    .pipe(
+      z.array(z.enum(FORWARD_RESOURCE_NAMES, { error: `names among ${FORWARD_RESOURCE_NAMES.join(", ")}` })),
+    ),
+  FORWARD_TIMEOUT_MS: positiveInt.default(10_000),
+  FORWARD_MAX_AGE_HOURS: positiveInt.default(24),
 });
 
 export type Env = Omit<z.output<typeof schema>, "ADMIN_PORT"> & {
@@ -174,6 +204,12 @@ export function loadEnv(source: NodeJS.ProcessEnv = process.env, options: LoadEn
     throw new ConfigError(
       "DATABASE_URL",
       "DATABASE_URL: got nothing (unset), expected a postgres:// connection URL (LOOPS_SYNC_EMBEDDED_POSTGRES=false turns the embedded trial database off)",
+    );
+  }
+  if (env.FORWARD_URL && !env.FORWARD_SECRET) {
+    throw new ConfigError(
+      "FORWARD_SECRET",
+      "FORWARD_SECRET: got nothing (unset), expected a whsec_… secret to sign what is forwarded to FORWARD_URL",
     );
   }
   for (const name of options.require ?? []) {

@@ -1,3 +1,4 @@
+export { lowestChangeStillNeeded } from "./changes-still-needed.ts";
 export {
   type ConnectOptions,
   connect,

@@ -1,10 +1,11 @@
 import { setTimeout as delay } from "node:timers/promises";
 import type { Sql } from "./connect.ts";
 import { TERMINAL_OUTCOMES } from "./event-outcomes.ts";
+import { pruneChanges } from "./prune-changes.ts";
 
 export interface PruneOptions {
   sql: Sql;
-  /** Rows received (events) or last touched (jobs) before this time are candidates. */
+  /** Rows received (events), last touched (jobs) or written (changes) before this time are candidates. */
   before: Date;
   /** Count what would go, delete nothing. Default: false. */
   dryRun?: boolean;
@@ -19,7 +20,7 @@ export interface PruneOptions {
   /** Stops between batches; what was deleted stays deleted. Default: none. */
   signal?: AbortSignal;
   /** Called after each batch with the running totals. Default: none. */
-  onBatch?: (progress: { eventsDeleted: number; jobsDeleted: number }) => void;
+  onBatch?: (progress: { eventsDeleted: number; jobsDeleted: number; changesDeleted: number }) => void;
 }
 
 export interface PruneResult {
@@ -32,6 +33,13 @@ export interface PruneResult {
   eventsKept: number;
   /** Failed jobs (all attempts used) deleted (or that would be). */
   jobsDeleted: number;
+  /** Changes of replica.changes deleted (or that would be): the oldest, never one forwarding still needs. */
+  changesDeleted: number;
+  /**
+   * replica.change_feed_state.pruned_through afterwards (or, with dryRun, what it would be): read_changes
+   * raises changes_expired for a cursor below it.
+   */
+  changesPrunedThrough: number;
   batches: number;
 }
 
@@ -56,7 +64,8 @@ async function eventsStillNeeded(sql: Sql): Promise<string[]> {
  * Deletes terminal events received before `before` and graphile-worker jobs that used all their attempts
  * and were last touched before it, in small batches, each its own short transaction. Rows another
  * transaction holds are skipped (SKIP LOCKED), so the receiver and the worker never wait on a prune;
- * pending and failed events are never candidates.
+ * pending and failed events are never candidates. Then the change feed's oldest changes, written before
+ * `before` (`pruneChanges`: a prefix of positions, advancing `pruned_through` with each batch).
  */
 export async function pruneFinished({
   sql,
@@ -81,6 +90,8 @@ export async function pruneFinished({
     eventsDeleted: 0,
     eventsKept: kept?.n ?? 0,
     jobsDeleted: 0,
+    changesDeleted: 0,
+    changesPrunedThrough: 0,
     batches: 0,
   };
   if (dryRun) {
@@ -90,7 +101,20 @@ export async function pruneFinished({
                 and not (id = any(${keep}::text[]))) as events,
              (select count(*)::int from graphile_worker._private_jobs
               where attempts >= max_attempts and locked_at is null and updated_at < ${before}) as jobs`;
-    return { ...result, eventsDeleted: counts?.events ?? 0, jobsDeleted: counts?.jobs ?? 0 };
+    const changes = await pruneChanges(sql, {
+      before,
+      dryRun,
+      batchSize,
+      signal,
+      afterBatch: async () => {},
+    });
+    return {
+      ...result,
+      eventsDeleted: counts?.events ?? 0,
+      jobsDeleted: counts?.jobs ?? 0,
+      changesDeleted: changes.changesDeleted,
+      changesPrunedThrough: changes.prunedThrough,
+    };
   }
   // Walk forward through received_at so each batch starts where the last ended, not over the dead rows
   // the earlier batches left in the index.
@@ -99,6 +123,11 @@ export async function pruneFinished({
   const rest = async (startedAt: number) => {
     if (restRatio > 0) await delay((performance.now() - startedAt) * restRatio);
   };
+  const progress = () => ({
+    eventsDeleted: result.eventsDeleted,
+    jobsDeleted: result.jobsDeleted,
+    changesDeleted: result.changesDeleted,
+  });
   for (;;) {
     signal?.throwIfAborted();
     const startedAt = performance.now();
@@ -122,7 +151,7 @@ export async function pruneFinished({
     after = { at: batch.at, id: batch.id };
     result.eventsDeleted += batch.n;
     result.batches++;
-    onBatch?.({ eventsDeleted: result.eventsDeleted, jobsDeleted: result.jobsDeleted });
+    onBatch?.(progress());
     await rest(startedAt);
   }
   for (;;) {
@@ -141,8 +170,22 @@ export async function pruneFinished({
     if (!batch || batch.n === 0) break;
     result.jobsDeleted += batch.n;
     result.batches++;
-    onBatch?.({ eventsDeleted: result.eventsDeleted, jobsDeleted: result.jobsDeleted });
+    onBatch?.(progress());
     await rest(startedAt);
   }
+  const changes = await pruneChanges(sql, {
+    before,
+    dryRun,
+    batchSize,
+    signal,
+    afterBatch: async (startedAt, changesDeleted) => {
+      result.changesDeleted = changesDeleted;
+      result.batches++;
+      onBatch?.(progress());
+      await rest(startedAt);
+    },
+  });
+  result.changesDeleted = changes.changesDeleted;
+  result.changesPrunedThrough = changes.prunedThrough;
   return result;
 }

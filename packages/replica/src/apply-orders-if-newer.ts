@@ -9,6 +9,14 @@ export interface ApplyOrderResult {
   previousVersion: number | null;
   /** The version the replica holds after this call (a concurrent writer's newer version included). */
   version: number;
+  /** The order's merchant, as the applied order names it. */
+  merchantId: string;
+  /** The status this call wrote (when `changed`), and the one stored before (null when new). */
+  status: string | null;
+  previousStatus: string | null;
+  /** When `changed`: the provenance recorded on the row (replica.orders.last_change_*). */
+  eventId: string | null;
+  source: string | null;
 }
 
 /**
@@ -73,7 +81,17 @@ export async function applyOrdersIfNewer(
 
   return await inTransaction(sql, async (tx) => {
     const rows = await tx<
-      { id: string; changed: boolean; previous_version: number | null; version: number }[]
+      {
+        id: string;
+        changed: boolean;
+        previous_version: number | null;
+        version: number;
+        merchant_id: string;
+        status: string | null;
+        previous_status: string | null;
+        event_id: string | null;
+        source: string | null;
+      }[]
     >`
       -- Each order with the event it is recorded as last changed by: the newest of the events named, or the
       -- order's newest open event when asked (primary-key and order-index lookups in this statement). Each
@@ -97,7 +115,7 @@ export async function applyOrdersIfNewer(
         ) ev on true
       ),
       prev as (
-        select r.id, r.version from replica.orders r where r.id in (select o ->> 'id' from input)
+        select r.id, r.version, r.status from replica.orders r where r.id in (select o ->> 'id' from input)
       ),
       upserted as (
         insert into replica.orders as r (
@@ -130,7 +148,7 @@ export async function applyOrdersIfNewer(
           synced_at = now(), last_change_event_id = excluded.last_change_event_id,
           last_change_source = excluded.last_change_source
         where r.version < excluded.version
-        returning r.id, r.version
+        returning r.id, r.version, r.status, r.last_change_event_id, r.last_change_source
       ),
       -- The children of the orders this statement wrote (the gate's winners only), as the order has them.
       written as (
@@ -218,7 +236,9 @@ export async function applyOrdersIfNewer(
         returning 1
       )
       select i.o ->> 'id' as id, (u.id is not null) as changed, p.version as previous_version,
-             coalesce(u.version, greatest(p.version, (i.o ->> 'version')::bigint)) as version
+             coalesce(u.version, greatest(p.version, (i.o ->> 'version')::bigint)) as version,
+             i.o ->> 'merchant_id' as merchant_id, u.status, p.status as previous_status,
+             u.last_change_event_id as event_id, u.last_change_source as source
       from input i
       left join upserted u on u.id = i.o ->> 'id'
       left join prev p on p.id = i.o ->> 'id'
@@ -237,6 +257,11 @@ export async function applyOrdersIfNewer(
       changed: r.changed,
       previousVersion: r.previous_version,
       version: current.get(r.id) ?? r.version,
+      merchantId: r.merchant_id,
+      status: r.status,
+      previousStatus: r.previous_status,
+      eventId: r.event_id,
+      source: r.source,
     }));
   });
 }

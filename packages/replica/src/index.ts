@@ -18,6 +18,15 @@ export {
   revokeMerchant,
 } from "./merchant-state.ts";
 export { checkOrder, InvalidOrderError, type OrderInput } from "./order-input.ts";
+export {
+  type ChangeInput,
+  type ChangeResource,
+  type ChangeSource,
+  causedBy,
+  orderChanges,
+  type ResourceChange,
+  recordChanges,
+} from "./record-changes.ts";
 export { runInLanes } from "./run-in-lanes.ts";
 export {
   nextCronTick,

@@ -32,6 +32,28 @@ export interface ReplicaBrands {
   synced_at: Generated<Timestamp>;
 }
 
+/** Table replica.change_feed_state. */
+export interface ReplicaChangeFeedState {
+  singleton: Generated<boolean>;
+  pruned_through: Generated<number>;
+}
+
+/** Table replica.changes. */
+export interface ReplicaChanges {
+  position: GeneratedAlways<number>;
+  resource: string;
+  resource_id: string;
+  merchant_id: string | null;
+  operation: string;
+  version: number | null;
+  previous_version: number | null;
+  status: string | null;
+  previous_status: string | null;
+  source: string;
+  event_id: string | null;
+  changed_at: Generated<Timestamp>;
+}
+
 /** Table replica.channel_connections. */
 export interface ReplicaChannelConnections {
   id: string;
@@ -442,6 +464,32 @@ export interface SyncEvents {
   order_version: GeneratedAlways<number | null>;
 }
 
+/** Table sync.forward_deliveries. */
+export interface SyncForwardDeliveries {
+  position: number;
+  resource: string;
+  resource_id: string;
+  changed_at: Timestamp;
+  age_from: Timestamp;
+  attempts: Generated<number>;
+  next_attempt_at: Generated<Timestamp>;
+  leased_until: Timestamp | null;
+  leased_by: string | null;
+  last_error: string | null;
+  dead_at: Timestamp | null;
+}
+
+/** Table sync.forward_progress. */
+export interface SyncForwardProgress {
+  singleton: Generated<boolean>;
+  scanned_through: number;
+  endpoint: string | null;
+  started_at: Generated<Timestamp>;
+  last_success_at: Timestamp | null;
+  last_failure_at: Timestamp | null;
+  last_failure: string | null;
+}
+
 /** Table sync.merchants. */
 export interface SyncMerchants {
   id: string;
@@ -504,6 +552,8 @@ export interface SyncWorkerPools {
 
 export interface Database {
   "replica.brands": ReplicaBrands;
+  "replica.change_feed_state": ReplicaChangeFeedState;
+  "replica.changes": ReplicaChanges;
   "replica.channel_connections": ReplicaChannelConnections;
   "replica.channels": ReplicaChannels;
   "replica.connections": ReplicaConnections;
@@ -530,6 +580,8 @@ export interface Database {
   "sync.backfills": SyncBackfills;
   "sync.cursors": SyncCursors;
   "sync.events": SyncEvents;
+  "sync.forward_deliveries": SyncForwardDeliveries;
+  "sync.forward_progress": SyncForwardProgress;
   "sync.merchants": SyncMerchants;
   "sync.migrations": SyncMigrations;
   "sync.order_refresh": SyncOrderRefresh;

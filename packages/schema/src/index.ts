@@ -1,8 +1,18 @@
 export type * from "./database.ts";
+export { CHANGES_CHANNEL, type FollowChangesOptions, followChanges } from "./follow-changes.ts";
 export {
   kyselyOver,
   POSTGRES_TYPES,
   PostgresJsDialect,
   type PostgresJsHandle,
 } from "./postgres-js-dialect.ts";
+export {
+  CHANGES_EXPIRED_SQLSTATE,
+  type Change,
+  type ChangeResource,
+  ChangesExpiredError,
+  DEFAULT_CHANGES_LIMIT,
+  type ReadChangesOptions,
+  readChanges,
+} from "./read-changes.ts";
 export { REGENERATE_COMMAND, renderDatabaseTypes } from "./render-database.ts";

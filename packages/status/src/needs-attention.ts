@@ -2,7 +2,7 @@ import type { SyncStatus } from "./sync-status.ts";
 
 /** Something an operator should look at; `loops-sync status` exits 1 while any is present. */
 export interface AttentionItem {
-  kind: "failed_events" | "failed_jobs" | "revoked_merchant" | "lag";
+  kind: "failed_events" | "failed_jobs" | "revoked_merchant" | "lag" | "forward_dead" | "forward_lag";
   /** The merchant concerned; absent for queue-wide items. */
   merchantId?: string;
   detail: string;
@@ -50,6 +50,20 @@ export function needsAttention(status: SyncStatus, maxLagSeconds: number): Atten
     items.push({
       kind: "lag",
       detail: `the oldest queued order refresh has waited ${Math.round(oldest)} s (more than ${maxLagSeconds} s)`,
+    });
+  }
+  const forwarding = status.forwarding;
+  if (forwarding && forwarding.dead > 0) {
+    items.push({
+      kind: "forward_dead",
+      detail: `${forwarding.dead} forwarded change(s) are dead (no 2xx from ${forwarding.endpoint ?? "FORWARD_URL"} within FORWARD_MAX_AGE_HOURS); fix the endpoint, then \`loops-sync forward retry --dead\``,
+    });
+  }
+  const behind = forwarding?.oldestUndeliveredSeconds ?? null;
+  if (behind !== null && behind > maxLagSeconds) {
+    items.push({
+      kind: "forward_lag",
+      detail: `the oldest change not yet forwarded is ${Math.round(behind)} s old (more than ${maxLagSeconds} s)${forwarding?.lastFailure ? `; last failure: ${forwarding.lastFailure}` : ""}`,
     });
   }
   return items;

@@ -1,5 +1,7 @@
 import type { Sql } from "@loops-sync/db";
+import { readChangeFeed } from "./read-change-feed.ts";
 import { readEventsPerMinute } from "./read-events-per-minute.ts";
+import { readForwarding } from "./read-forwarding.ts";
 import { readMerchantStatuses } from "./read-merchant-statuses.ts";
 import { readQueueStatus } from "./read-queue-status.ts";
 import { readRequestBudgetStatus, readScheduledTicks } from "./read-scheduled-ticks.ts";
@@ -7,7 +9,8 @@ import type { SyncStatus } from "./sync-status.ts";
 
 /**
  * A snapshot of the sync's health: per merchant (cursor, last webhook, last catch-up, lag, pending and
- * failed events, revoked or not), the job queue, and events per minute by outcome over the last hour.
+ * failed events, revoked or not), the job queue, events per minute by outcome over the last hour, and the
+ * change feed's head and size.
  * Read in one read-only repeatable-read transaction, so its figures agree with each other.
  */
 export async function readSyncStatus(sql: Sql): Promise<SyncStatus> {
@@ -15,6 +18,8 @@ export async function readSyncStatus(sql: Sql): Promise<SyncStatus> {
     const merchants = await readMerchantStatuses(tx);
     const queue = await readQueueStatus(tx);
     const { eventsPerMinute, eventsLastHour, now } = await readEventsPerMinute(tx);
+    const changeFeed = await readChangeFeed(tx);
+    const forwarding = await readForwarding(tx);
     const scheduledTicks = await readScheduledTicks(tx);
     const requestBudget = await readRequestBudgetStatus(tx);
     return {
@@ -23,6 +28,8 @@ export async function readSyncStatus(sql: Sql): Promise<SyncStatus> {
       queue,
       eventsPerMinute,
       eventsLastHour,
+      changeFeed,
+      forwarding,
       scheduledTicks,
       requestBudget,
       merchantsTotal: merchants.length,

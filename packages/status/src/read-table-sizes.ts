@@ -18,6 +18,7 @@ const TABLES = [
   "replica.orders",
   "replica.order_items",
   "replica.order_status_history",
+  "replica.changes",
 ] as const;
 
 /** Sizes of the tables that grow with traffic, largest first (missing tables are left out). */

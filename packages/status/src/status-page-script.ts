@@ -80,6 +80,22 @@ export const STATUS_PAGE_SCRIPT = String.raw`
       button("next", "merchant-next", last < s.merchantsTotal, () => { view.offset += PAGE; }));
   }
 
+  function changeFeed(s) {
+    const f = s.changeFeed;
+    if (!f) return el("section");
+    const bytes = (b) => b < 1048576 ? Math.round(b / 1024) + " kB" : b < 1073741824 ? (b / 1048576).toFixed(1) + " MB" : (b / 1073741824).toFixed(2) + " GB";
+    const tile = (field, label, value, text) =>
+      el("div", { class: "tile" }, el("span", { class: "label" }, label),
+        el("span", { class: "value", "data-field": field, "data-value": value === null ? "" : value }, text));
+    return el("section", {}, el("h2", {}, "Change feed (replica.changes)"), el("div", { class: "tiles" },
+      tile("feed-head", "head position", f.headPosition, f.headPosition === null ? "—" : f.headPosition),
+      tile("feed-oldest", "oldest retained", f.oldestPosition, f.oldestPosition === null ? "—" : f.oldestPosition),
+      tile("feed-pruned-through", "pruned through", f.prunedThrough, f.prunedThrough),
+      tile("feed-rows", f.rowsExact ? "changes" : "changes (estimate)", f.rows, f.rows === null ? "?" : (f.rowsExact ? "" : "~") + f.rows),
+      tile("feed-bytes", "size", f.totalBytes, bytes(f.totalBytes))),
+      el("p", {}, "Head written " + time(f.headChangedAt) + ". A reader whose cursor is below the pruned-through position gets changes_expired."));
+  }
+
   function chart(s) {
     const W = 600, H = 160, n = s.eventsPerMinute.length, bw = W / n;
     const outcomes = Object.keys(s.eventsLastHour);
@@ -150,6 +166,26 @@ export const STATUS_PAGE_SCRIPT = String.raw`
         ...["merchant", "via webhook", "only via catch-up", "catch-up share"].map((h) => el("th", {}, h)))), el("tbody", {}, ...rows)));
   }
 
+  function forwarding(s) {
+    const f = s.forwarding;
+    if (!f) return el("section");
+    const summary = el("p", { id: "forwarding", class: f.state === "failing" || f.dead > 0 ? "tile bad" : "" },
+      "Endpoint " + (f.endpoint || "FORWARD_URL") + ": ",
+      el("b", { "data-field": "forward-state", "data-value": f.state }, f.state),
+      "; last 2xx " + time(f.lastSuccessAt) + "; undelivered ",
+      el("b", { "data-field": "forward-undelivered", "data-value": f.undelivered }, f.undelivered),
+      " (oldest " + ago(f.oldestUndeliveredSeconds) + "); dead ",
+      el("b", { "data-field": "forward-dead", "data-value": f.dead }, f.dead),
+      f.lastFailure ? "; last failure " + time(f.lastFailureAt) + ": " + f.lastFailure : "");
+    const table = f.deadChanges.length === 0 ? el("p", {}, "No dead change.") : el("table", { id: "forward-dead" },
+      el("thead", {}, el("tr", {}, ...["webhook-id", "resource", "id", "attempts", "dead at", "last error"].map((h) => el("th", {}, h)))),
+      el("tbody", {}, ...f.deadChanges.map((d) => el("tr", { "data-position": d.position },
+        cell("webhook-id", d.webhookId, d.webhookId), cell("resource", d.resource, d.resource),
+        cell("resource-id", d.resourceId, d.resourceId), cell("attempts", d.attempts, d.attempts),
+        cell("dead-at", d.deadAt, time(d.deadAt)), cell("last-error", d.lastError, d.lastError || "—")))));
+    return el("section", {}, el("h2", {}, "Forwarding (loops-sync forward retry --dead sends dead changes again)"), summary, table);
+  }
+
   let timer;
   async function refresh() {
     const banner = document.getElementById("banner");
@@ -159,7 +195,7 @@ export const STATUS_PAGE_SCRIPT = String.raw`
       const res = await fetch(url, { cache: "no-store", headers: { accept: "application/json" } });
       if (!res.ok) throw new Error("status API answered " + res.status);
       const s = await res.json();
-      root.replaceChildren(tiles(s), chart(s), ticks(s), webhookDelivery(s), merchants(s), failedJobs(s));
+      root.replaceChildren(tiles(s), chart(s), ticks(s), webhookDelivery(s), changeFeed(s), forwarding(s), merchants(s), failedJobs(s));
       document.getElementById("generated").textContent = "as of " + time(s.generatedAt);
       banner.hidden = true;
       document.body.dataset.generatedAt = s.generatedAt;

@@ -1,4 +1,6 @@
 import type { EventOutcome } from "@loops-sync/db";
+import type { ChangeFeedStatus } from "./read-change-feed.ts";
+import type { ForwardingStatus } from "./read-forwarding.ts";
 
 /**
  * The shape `readSyncStatus` returns, printed by `loops-sync status --json` and served at `/status/api`.
@@ -14,6 +16,10 @@ export interface SyncStatus {
   eventsPerMinute: EventMinute[];
   /** Events received in that hour, by outcome. */
   eventsLastHour: OutcomeCounts;
+  /** The change feed: head position, oldest retained, pruned_through, size. */
+  changeFeed: ChangeFeedStatus;
+  /** Forwarding to FORWARD_URL; null when it was never turned on. */
+  forwarding: ForwardingStatus | null;
   /** The last run of each scheduled tick over every merchant (`catchup`, …), by task. */
   scheduledTicks: ScheduledTickStatus[];
   /** The request budget to Loops all processes share (LOOPS_MAX_RPS). */

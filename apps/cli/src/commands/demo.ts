@@ -10,6 +10,7 @@ import { Command, Option } from "commander";
 import { sql as raw } from "kysely";
 import { Registry } from "prom-client";
 import { startAdminServer } from "../admin-server.ts";
+import { type DemoForwardEndpoint, startDemoForwardEndpoint } from "../demo-forward-endpoint.ts";
 import { parseCount, parseSeconds } from "../flags.ts";
 import { createProcessHealth } from "../process-health.ts";
 import { untilSignal } from "../shutdown.ts";
@@ -18,6 +19,7 @@ interface DemoOptions {
   duration: number;
   rate: number;
   port?: number;
+  forward?: boolean;
 }
 
 interface Progress {
@@ -79,6 +81,12 @@ export function createDemoCommand(): Command {
     .addOption(
       new Option("--port <port>", "receiver port (default: PORT, or any free port)").argParser(parseCount),
     )
+    .addOption(
+      new Option(
+        "--forward",
+        "also forward every change to a built-in endpoint that prints what it receives (see FORWARD_URL)",
+      ),
+    )
     .action(async (options: DemoOptions) => {
       const env = loadEnv();
       const logger = createLogger({ name: "demo", level: env.LOG_LEVEL === "info" ? "warn" : env.LOG_LEVEL });
@@ -119,6 +127,12 @@ export function createDemoCommand(): Command {
           clientId: credentials.clientId,
           clientSecret: credentials.clientSecret,
         });
+        let forwardTo: DemoForwardEndpoint | undefined;
+        if (options.forward) {
+          forwardTo = await startDemoForwardEndpoint((line) => console.log(line));
+          const endpoint = forwardTo;
+          stops.splice(1, 0, () => endpoint.close());
+        }
         const worker = await startWorker({
           databaseUrl: database.url,
           sql,
@@ -133,6 +147,7 @@ export function createDemoCommand(): Command {
             logger: logger.child({ name: "catchup" }),
           }),
           extraCrontab: catchupCrontab("* * * * *"),
+          forward: forwardTo && { url: forwardTo.url, secret: forwardTo.secret, timeoutMs: 2000 },
         });
         stops.splice(1, 0, () => worker.stop());
         // As `start` does: the first catch-up backfills each merchant and sets its event-log cursor.
@@ -142,6 +157,7 @@ export function createDemoCommand(): Command {
           `loops-sync demo: sandbox ${sandbox.url}, receiver ${receiver.url}, database ${database.embedded ? "embedded" : "DATABASE_URL"}`,
         );
         console.log(`operator page: ${admin.url}/status`);
+        if (forwardTo) console.log(`forwarding every change to the built-in endpoint ${forwardTo.url}`);
         console.log(`creating ${options.rate} orders/s for ${options.duration} s (Ctrl-C stops early)\n`);
         const startedAt = new Date();
         sandbox.startGenerator({ ratePerSecond: options.rate });
@@ -172,6 +188,16 @@ export function createDemoCommand(): Command {
           if (progress.upToDate === progress.upstream) break;
           await new Promise((r) => setTimeout(r, 250));
         }
+        if (forwardTo) {
+          const endpoint = forwardTo;
+          // Until the changes the last orders made have reached the endpoint (a few seconds at most).
+          for (let i = 0; i < 40 && !(await forwardedAll(sql)); i++)
+            await new Promise((r) => setTimeout(r, 250));
+          const c = endpoint.counts();
+          console.log(
+            `\nforwarded ${c.received} changes to the built-in endpoint, signed (Standard Webhooks); ${c.duplicates} duplicate(s), ${c.refused} refused`,
+          );
+        }
         await printMirror(sql);
         const p = progress!;
         console.log(
@@ -184,4 +210,13 @@ export function createDemoCommand(): Command {
         await stopAll();
       }
     });
+}
+
+/** Every change of the feed has been scanned and none waits for delivery. */
+async function forwardedAll(sql: Sql): Promise<boolean> {
+  const [row] = await sql<{ done: boolean }[]>`
+    select not exists (select 1 from sync.forward_deliveries where dead_at is null)
+      and (select scanned_through from sync.forward_progress) >= (select coalesce(max(position), 0) from replica.changes)
+      as done`;
+  return row?.done === true;
 }

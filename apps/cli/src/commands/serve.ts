@@ -117,6 +117,15 @@ async function startParts(
         ...pruneTasks({ sql, retentionDays: env.RETENTION_DAYS, logger: logger.child({ name: "prune" }) }),
       },
       extraCrontab: [catchupCrontab(env.CATCHUP_CRON), PRUNE_CRONTAB].join("\n"),
+      forward: env.FORWARD_URL
+        ? {
+            url: env.FORWARD_URL,
+            secret: env.FORWARD_SECRET!,
+            resources: env.FORWARD_RESOURCES,
+            timeoutMs: env.FORWARD_TIMEOUT_MS,
+            maxAgeHours: env.FORWARD_MAX_AGE_HOURS,
+          }
+        : undefined,
     });
     health.addPart({
       live: () => {

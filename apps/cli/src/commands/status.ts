@@ -42,6 +42,17 @@ function printTables(tables: readonly TableSize[], attention: readonly Attention
   }
 }
 
+function printChangeFeed(feed: SyncStatus["changeFeed"], now: number): void {
+  const rows = feed.rows === null ? "?" : feed.rowsExact ? `${feed.rows}` : `~${feed.rows}`;
+  console.log(
+    feed.headPosition === null
+      ? `change feed: empty, pruned through position ${feed.prunedThrough}, ${size(feed.totalBytes)}`
+      : `change feed: head position ${feed.headPosition} (written ${ago(feed.headChangedAt, now)}), ` +
+          `oldest retained ${feed.oldestPosition}, pruned through ${feed.prunedThrough}, ` +
+          `${rows} change(s), ${size(feed.totalBytes)}`,
+  );
+}
+
 /** More merchants than this: the table shows the most behind, and says how many it left out. */
 const TABLE_ROWS = 50;
 
@@ -95,12 +106,31 @@ function printStatus(whole: SyncStatus): void {
       `  failed job ${job.id} ${job.task} (${job.attempts}/${job.maxAttempts}): ${job.lastError ?? ""}`,
     );
   }
+  printChangeFeed(whole.changeFeed, now);
+  printForwarding(status);
+}
+
+function printForwarding({ forwarding: f, generatedAt }: SyncStatus): void {
+  if (!f) return;
+  const now = Date.parse(generatedAt);
+  console.log(
+    `forwarding to ${f.endpoint ?? "FORWARD_URL"}: ${f.state}; last 2xx ${ago(f.lastSuccessAt, now)}; ` +
+      `${f.undelivered} undelivered` +
+      (f.oldestUndeliveredSeconds === null ? "" : ` (oldest ${seconds(f.oldestUndeliveredSeconds)})`) +
+      `; ${f.dead} dead` +
+      (f.lastFailure ? `; last failure ${ago(f.lastFailureAt, now)}: ${f.lastFailure}` : ""),
+  );
+  for (const d of f.deadChanges.slice(0, 5)) {
+    console.log(
+      `  dead ${d.webhookId} ${d.resource} ${d.resourceId} (${d.attempts} attempts): ${d.lastError ?? ""}`,
+    );
+  }
 }
 
 export function createStatusCommand(): Command {
   return new Command("status")
     .description(
-      "per merchant: cursor, last webhook, last catch-up, lag, pending and failed events, revoked or not; and the job queue",
+      "per merchant: cursor, last webhook, last catch-up, lag, pending and failed events, revoked or not; the job queue; the change feed's head and size",
     )
     .addOption(new Option("--json", JSON_FLAG_HELP))
     .addOption(

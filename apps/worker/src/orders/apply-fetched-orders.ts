@@ -2,9 +2,12 @@ import { payloadField, type TransactionSql, taskName } from "@loops-sync/db";
 import {
   type ApplyOrderResult,
   applyOrdersIfNewer,
+  type ChangeInput,
   DEFAULT_MAX_ATTEMPTS,
   MERCHANT_FLAG_PREFIX,
   type OrderInput,
+  orderChanges,
+  recordChanges,
   settleCoveredOrderEvents,
 } from "@loops-sync/replica";
 import type { WorkerContext } from "../worker-context.ts";
@@ -23,41 +26,52 @@ export interface FetchedOrder {
 export interface AppliedGroup {
   /** One per fetched order, in order. */
   applied: ApplyOrderResult[];
+  /** The feed's rows for the orders the group changed: the caller records them last ({@link recordChanges}). */
+  changes: ChangeInput[];
   /** The group's settled events, by outcome. */
   outcomes: Record<string, number>;
 }
 
 /**
  * In the caller's transaction: applies the fetched orders with ONE version-gated upsert, settles their
- * claimed events with ONE update ({@link settleCoveredOrderEvents}: `stale` or `applied`), and asks for a
- * locations refresh where an order names a location the replica lacks.
+ * claimed events with ONE update ({@link settleCoveredOrderEvents}: `stale` or `applied`), asks for a
+ * locations refresh where an order names a location the replica lacks. The orders it changed come back as
+ * feed rows, for the caller to record as its transaction's last statement.
  */
 export async function applyFetchedOrders(
   tx: TransactionSql,
   group: readonly FetchedOrder[],
 ): Promise<AppliedGroup> {
-  const sent = await sendFetchedOrders(tx, group);
+  const sent = await sendApplied(tx, group);
   await Promise.all(sent.tail);
-  return { applied: sent.applied, outcomes: await sent.outcomes };
+  return { applied: sent.applied, changes: sent.changes, outcomes: await sent.outcomes };
 }
 
 export interface SentGroup {
   applied: ApplyOrderResult[];
+  changes: ChangeInput[];
   /** The settle's count by outcome, once it has answered. */
   outcomes: Promise<Record<string, number>>;
-  /** The statements sent after the apply and not waited for: the settle and the locations check. */
+  /** The statements sent after the apply and not waited for: the settle, the locations check, the feed. */
   tail: Promise<unknown>[];
 }
 
 /**
- * {@link applyFetchedOrders} up to the apply's answer: the settle and the locations check are sent (neither
- * reads what the other writes) but not waited for, so they can travel with the COMMIT.
+ * {@link applyFetchedOrders} up to the apply's answer: the settle, the locations check and the feed's insert
+ * are sent (none reads what another writes; the feed's goes last) but not waited for, so they can travel with
+ * the COMMIT.
  */
 export async function sendFetchedOrders(
   tx: TransactionSql,
   group: readonly FetchedOrder[],
 ): Promise<SentGroup> {
-  if (group.length === 0) return { applied: [], outcomes: Promise.resolve({}), tail: [] };
+  const sent = await sendApplied(tx, group);
+  // Last before COMMIT: it takes the change feed's lock (recordChanges).
+  return { ...sent, tail: [...sent.tail, recordChanges(tx, sent.changes)] };
+}
+
+async function sendApplied(tx: TransactionSql, group: readonly FetchedOrder[]): Promise<SentGroup> {
+  if (group.length === 0) return { applied: [], changes: [], outcomes: Promise.resolve({}), tail: [] };
   const results = await applyOrdersIfNewer(
     tx,
     group.map((e) => e.order),
@@ -78,7 +92,7 @@ export async function sendFetchedOrders(
     tx,
     results.filter((a) => a.changed).map((a) => a.id),
   );
-  return { applied, outcomes, tail: [outcomes, locations] };
+  return { applied, changes: orderChanges(results, "webhook"), outcomes, tail: [outcomes, locations] };
 }
 
 /** Counts a committed group in the worker's metrics. */

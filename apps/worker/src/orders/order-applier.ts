@@ -51,7 +51,7 @@ export function createOrderApplier(ctx: Pick<WorkerContext, "sql" | "metrics" | 
       const sent = await sendFetchedOrders(tx, group);
       return { result: sent, tail: [timeout, ...sent.tail] };
     }).then(async (sent) => {
-      const done = { applied: sent.applied, outcomes: await sent.outcomes };
+      const done = { applied: sent.applied, changes: sent.changes, outcomes: await sent.outcomes };
       countApplied(ctx, done);
       return done.applied;
     });

@@ -1,5 +1,5 @@
 import type { TransactionSql } from "@loops-sync/db";
-import { pauseMerchant, revokeMerchant } from "@loops-sync/replica";
+import { pauseMerchant, recordChanges, revokeMerchant } from "@loops-sync/replica";
 import type { LimitFunction } from "p-limit";
 import type { WorkerContext } from "../worker-context.ts";
 import { claimOrders, ORDER_BATCH_ROWS } from "./claim-orders.ts";
@@ -78,10 +78,13 @@ export async function refreshOrderBatch(
     const batch = await fetchClaimedOrders(ctx, tx, first, options);
     // Shutting down: roll the claim back; the rows wait for the next worker.
     if (signal.aborted) throw new Error("order refresh aborted by shutdown");
-    const answers = await applyUnappliedOrders(ctx, tx, batch.fetched);
+    const { answers, changes } = await applyUnappliedOrders(ctx, tx, batch.fetched);
     await settleOrderBatch(ctx, tx, merchantId, batch.claimed, answers);
     const routed = await routeOrderFailures(ctx, tx, merchantId, batch, answers);
-    return await endOrderBatch(ctx, tx, merchantId, batch, routed);
+    const result = await endOrderBatch(ctx, tx, merchantId, batch, routed);
+    // Last before COMMIT: it takes the change feed's lock.
+    await recordChanges(tx, changes);
+    return result;
   });
 }
 

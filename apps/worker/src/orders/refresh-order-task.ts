@@ -1,4 +1,4 @@
-import { applyOrderIfNewer } from "@loops-sync/replica";
+import { applyOrderIfNewer, orderChanges, recordChanges } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
 import { parseIds, upstreamTask } from "../upstream-task.ts";
 import type { WorkerContext } from "../worker-context.ts";
@@ -68,6 +68,7 @@ export function refreshOrderTask(ctx: WorkerContext): Task {
             versionBefore: applied.previousVersion,
             receivedBefore: state.now,
           });
+          await recordChanges(tx, orderChanges([applied], "repair"));
           return { applied, events };
         });
         metrics.orderApplies.inc({ changed: String(outcome.applied.changed) });

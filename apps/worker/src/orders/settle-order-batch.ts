@@ -1,5 +1,5 @@
 import type { TransactionSql } from "@loops-sync/db";
-import { type ApplyOrderResult, settleCoveredOrderEvents } from "@loops-sync/replica";
+import { type ApplyOrderResult, type ChangeInput, settleCoveredOrderEvents } from "@loops-sync/replica";
 import type { WorkerContext } from "../worker-context.ts";
 import { applyFetchedOrders, countApplied } from "./apply-fetched-orders.ts";
 import { type Claimed, needsFetch } from "./claim-orders.ts";
@@ -14,16 +14,17 @@ export interface Answered {
 
 /**
  * Each fetched order with what its commit found: the applier's, or, for the orders no applier took (none
- * runs: a pool the batches fill), this transaction's, all applied at once now.
+ * runs: a pool the batches fill), this transaction's, all applied at once now; those come with their feed
+ * rows, which the batch records as its last statement.
  */
 export async function applyUnappliedOrders(
   ctx: WorkerContext,
   tx: TransactionSql,
   fetched: readonly Fetched[],
-): Promise<Answered[]> {
+): Promise<{ answers: Answered[]; changes: ChangeInput[] }> {
   const answers: Answered[] = fetched.flatMap((f) => (f.kind === "applied" ? [f] : []));
   const unapplied = fetched.flatMap((f) => (f.kind === "fetched" ? [f] : []));
-  if (unapplied.length === 0) return answers;
+  if (unapplied.length === 0) return { answers, changes: [] };
   const group = await applyFetchedOrders(
     tx,
     unapplied.map((f) => ({
@@ -34,7 +35,10 @@ export async function applyUnappliedOrders(
   );
   countApplied(ctx, group);
   for (const f of unapplied) observeCommitted(ctx.metrics, f.claim, f.fetchedAt);
-  return [...answers, ...unapplied.map((f, i) => ({ claim: f.claim, applied: group.applied[i]! }))];
+  return {
+    answers: [...answers, ...unapplied.map((f, i) => ({ claim: f.claim, applied: group.applied[i]! }))],
+    changes: group.changes,
+  };
 }
 
 /**

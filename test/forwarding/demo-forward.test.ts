@@ -1,0 +1,33 @@
+// `loops-sync demo --forward`: a new user sees the whole way, from the sandbox's webhooks to an endpoint of
+// their own that prints each change it receives, signed.
+
+import { describe, expect, it } from "vitest";
+import { runCli } from "../cli/operator-run.ts";
+import { createTestDatabase } from "../support/db.ts";
+
+describe("loops-sync demo --forward", () => {
+  it("prints every change the built-in endpoint received, and their count", {
+    timeout: 120_000,
+  }, async () => {
+    const db = await createTestDatabase();
+    try {
+      const demo = await runCli(
+        ["demo", "--duration", "3", "--rate", "2", "--forward"],
+        { DATABASE_URL: db.url },
+        100_000,
+      );
+      expect(demo.code, demo.stderr).toBe(0);
+      expect(demo.stdout).toMatch(/^forwarded chg_\d+: order ord_\S+ insert v1 placed \(webhook\)$/m);
+      const summary =
+        /^forwarded (\d+) changes to the built-in endpoint, signed \(Standard Webhooks\); 0 duplicate\(s\), 0 refused$/m.exec(
+          demo.stdout,
+        );
+      expect(summary, demo.stdout).not.toBeNull();
+      const [changes] = await db.sql<{ n: number }[]>`select count(*)::int as n from replica.changes`;
+      expect(Number(summary![1])).toBe(changes!.n);
+      expect(demo.stdout.match(/^forwarded chg_/gm)).toHaveLength(changes!.n);
+    } finally {
+      await db.drop();
+    }
+  });
+});

@@ -1,0 +1,55 @@
+// The status page's forwarding section, in headless Chromium: the endpoint's state and the dead changes.
+
+import { recordChanges } from "@loops-sync/replica";
+import { type ServedStatusPage, serveStatusPage } from "@loops-sync/status";
+import type { Browser } from "playwright-core";
+import { afterAll, describe, expect, it } from "vitest";
+import { launchChromium, skipWithoutChromium } from "../status/chromium.ts";
+import { createTestDatabase, type TestDatabase } from "../support/db.ts";
+
+describe.skipIf(skipWithoutChromium)("status page: forwarding", () => {
+  let db: TestDatabase | undefined;
+  let served: ServedStatusPage | undefined;
+  let browser: Browser | undefined;
+  afterAll(async () => {
+    await browser?.close();
+    await served?.close();
+    await db?.drop();
+  });
+
+  it("shows the endpoint failing and lists each dead change with its last error", async () => {
+    db = await createTestDatabase();
+    await db.sql`insert into sync.forward_progress (scanned_through, endpoint) values (0, 'https://backend.example/changes')`;
+    await db.sql.begin((tx) =>
+      recordChanges(tx, [
+        {
+          resource: "order",
+          resourceId: "ord_dead",
+          merchantId: "mer_1",
+          operation: "update",
+          source: "webhook",
+        },
+      ]),
+    );
+    const [change] = await db.sql<{ position: number }[]>`select position from replica.changes`;
+    await db.sql`
+      insert into sync.forward_deliveries
+        (position, resource, resource_id, changed_at, age_from, attempts, last_error, dead_at)
+      values (${change!.position}, 'order', 'ord_dead', now(), now(), 7, 'HTTP 503: down for maintenance', now())`;
+    await db.sql`
+      update sync.forward_progress set scanned_through = ${change!.position}, last_failure_at = now(),
+        last_failure = 'HTTP 503: down for maintenance'`;
+
+    served = await serveStatusPage({ sql: db.sql, refreshMs: 300 });
+    browser = await launchChromium();
+    const page = await browser.newPage();
+    await page.goto(served.url);
+    await page.waitForSelector('[data-field="forward-state"]', { timeout: 10_000 });
+    expect(await page.getAttribute('[data-field="forward-state"]', "data-value")).toBe("failing");
+    expect(await page.getAttribute('[data-field="forward-dead"]', "data-value")).toBe("1");
+    expect(await page.textContent("#forwarding")).toContain("https://backend.example/changes");
+    const row = `#forward-dead tr[data-position="${change!.position}"]`;
+    expect(await page.textContent(`${row} [data-field="webhook-id"]`)).toBe(`chg_${change!.position}`);
+    expect(await page.textContent(`${row} [data-field="last-error"]`)).toBe("HTTP 503: down for maintenance");
+  });
+});

@@ -1,0 +1,122 @@
+// A partner's endpoint for forwarding tests and the bench: a real HTTP server on loopback that checks every
+// request with the standardwebhooks package (not our own verifier), records what it received and answered,
+// and can fail on purpose (random 500s, a slow answer, or no listener at all for an outage).
+
+import { createServer, type IncomingMessage, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { Webhook } from "standardwebhooks";
+
+/** One request the endpoint received. */
+export interface ForwardRequest {
+  webhookId: string;
+  /** The body's `position`. */
+  position: number;
+  resource: string;
+  resourceId: string;
+  body: Record<string, unknown>;
+  /** The standardwebhooks verifier accepted it. */
+  signatureValid: boolean;
+  /** What the endpoint answered. */
+  status: number;
+  /** Another request with the same webhook-id was being answered when this one arrived. */
+  overlapped: boolean;
+  /** Date.now() when the answer was sent. */
+  answeredAt: number;
+}
+
+export interface ForwardEndpointOptions {
+  /** The whsec_… secret to verify with. */
+  secret: string;
+  /** Share of requests answered 500 at random. Default: 0. */
+  failRate?: number;
+  /** Milliseconds before each answer. Default: 0. */
+  answerDelayMs?: number;
+  /** Default: Math.random. */
+  random?: () => number;
+}
+
+export interface ForwardEndpoint {
+  readonly url: string;
+  /** Every request, in arrival order. */
+  readonly requests: ForwardRequest[];
+  /** The requests answered 2xx: what the sender counts as delivered. */
+  accepted(): ForwardRequest[];
+  setFailRate(rate: number): void;
+  /** Stops listening and drops every connection: a sender gets "connection refused". */
+  down(): Promise<void>;
+  /** Listens again on the same port. */
+  up(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const readBody = async (req: IncomingMessage): Promise<string> => {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+};
+
+export async function startForwardEndpoint({
+  secret,
+  failRate = 0,
+  answerDelayMs = 0,
+  random = Math.random,
+}: ForwardEndpointOptions): Promise<ForwardEndpoint> {
+  const verifier = new Webhook(secret);
+  const requests: ForwardRequest[] = [];
+  const answering = new Map<string, number>();
+  let rate = failRate;
+  const handle = async (req: IncomingMessage, res: import("node:http").ServerResponse) => {
+    const raw = await readBody(req);
+    const webhookId = String(req.headers["webhook-id"] ?? "");
+    const overlapped = (answering.get(webhookId) ?? 0) > 0;
+    answering.set(webhookId, (answering.get(webhookId) ?? 0) + 1);
+    let signatureValid = true;
+    try {
+      verifier.verify(raw, req.headers as Record<string, string>);
+    } catch {
+      signatureValid = false;
+    }
+    const body = JSON.parse(raw) as Record<string, unknown>;
+    if (answerDelayMs > 0) await new Promise((r) => setTimeout(r, answerDelayMs));
+    const status = !signatureValid ? 401 : random() < rate ? 500 : 204;
+    requests.push({
+      webhookId,
+      position: Number(body.position),
+      resource: String(body.resource),
+      resourceId: String(body.resource_id),
+      body,
+      signatureValid,
+      status,
+      overlapped,
+      answeredAt: Date.now(),
+    });
+    answering.set(webhookId, (answering.get(webhookId) ?? 1) - 1);
+    res.writeHead(status).end(status === 500 ? "injected failure" : undefined);
+  };
+  let server: Server = createServer((req, res) => void handle(req, res));
+  const listen = (port: number) =>
+    new Promise<number>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(port, "127.0.0.1", () => resolve((server.address() as AddressInfo).port));
+    });
+  const port = await listen(0);
+  const shut = () =>
+    new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  return {
+    url: `http://127.0.0.1:${port}/loops-sync/changes?token=query-token`,
+    requests,
+    accepted: () => requests.filter((r) => r.status >= 200 && r.status < 300),
+    setFailRate: (r) => {
+      rate = r;
+    },
+    down: shut,
+    async up() {
+      server = createServer((req, res) => void handle(req, res));
+      await listen(port);
+    },
+    close: shut,
+  };
+}
