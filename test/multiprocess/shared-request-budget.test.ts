@@ -6,7 +6,8 @@ import {
   startSandbox,
 } from "@loops-sync/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loopsSyncEnv, ProcessGroup } from "#testkit/processes";
+import { loopsSyncEnv, ProcessGroup, receiverUrlOf } from "#testkit/processes";
+import { waitFor } from "#testkit/wait-for";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 
 // A worker catching up at start and `loops-sync catchup` beside it: two processes, one budget. The sandbox
@@ -27,7 +28,7 @@ describe("two loops-sync processes under one LOOPS_MAX_RPS", () => {
     await db?.drop();
   }, 30_000);
 
-  it("keeps every one-second window at the sandbox within the budget while both catch up", async () => {
+  it("keeps every one-second window within the budget while both catch up, a webhook's order first", async () => {
     const env = loopsSyncEnv({
       databaseUrl: db.url,
       api: sandbox,
@@ -35,8 +36,22 @@ describe("two loops-sync processes under one LOOPS_MAX_RPS", () => {
       webhookSecrets: [DEFAULT_WEBHOOK_SECRET],
       extra: { LOOPS_MAX_RPS: String(MAX_RPS), LOOPS_MERCHANT_IDS: sandbox.merchantIds.join(",") },
     });
-    const worker = procs.spawn({ name: "budget-worker", args: ["worker"], env });
+    const worker = procs.spawn({ name: "budget-worker", args: ["start"], env });
+    sandbox.addWebhookEndpoint({
+      url: `${await receiverUrlOf(worker)}/webhooks/loops`,
+      secrets: [DEFAULT_WEBHOOK_SECRET],
+    });
     const cli = procs.spawn({ name: "budget-catchup", args: ["catchup", "--json"], env });
+    // While both catch up (the budget saturated), a webhook's order for the merchant caught up last goes first.
+    await waitFor(async () => sandbox.stats().busiestSecond >= MAX_RPS / 2, { what: "catch-up under way" });
+    const live = sandbox.createOrder({ merchantId: sandbox.merchantIds.at(-1)! });
+    await waitFor(
+      async () => (await db.sql`select 1 from replica.orders where id = ${live.id}`).length === 1,
+      { what: "the webhook's order mirrored", timeoutMs: 30_000 },
+    );
+    const [tick] = await db.sql<{ finished: boolean }[]>`
+      select finished_at is not null as finished from sync.scheduled_ticks where task = 'catchup'`;
+    expect(tick?.finished ?? false).toBe(false);
     await worker.waitForLine(/"msg":"catch-up run finished"/, 120_000);
     expect((await cli.exited).code).toBe(0);
     const stats = sandbox.stats();
@@ -45,6 +60,6 @@ describe("two loops-sync processes under one LOOPS_MAX_RPS", () => {
     expect(calls).toBeGreaterThan(3 * MAX_RPS);
     expect(stats.busiestSecond).toBeLessThanOrEqual(MAX_RPS);
     const [mirrored] = await db.sql<{ n: number }[]>`select count(*)::int as n from replica.orders`;
-    expect(mirrored?.n).toBe(sandbox.merchantIds.length);
+    expect(mirrored?.n).toBe(sandbox.merchantIds.length + 1);
   });
 });
