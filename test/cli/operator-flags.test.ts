@@ -18,7 +18,7 @@ describe.concurrent("operator commands reject bad flags", () => {
       /option '--since <iso>' argument 'yesterday' is invalid\. expected an ISO 8601 date-time like 2026-11-01T00:00:00Z/,
     ],
     [["status", "--jsn"], /unknown option '--jsn'\s*\(Did you mean --json\?\)/],
-    [["replay"], /missing required argument 'event-id'/],
+    [["replay"], /replay: give an EVENT_ID, or --failed to replay failed events in bulk/],
     [
       ["replay", "ord_123"],
       /value 'ord_123' is invalid for argument 'event-id'\. expected an event ID like evt_abc123/,
@@ -28,6 +28,10 @@ describe.concurrent("operator commands reject bad flags", () => {
       /option '--merchant <id>' argument 'x' is invalid\. expected a merchant ID/,
     ],
     [["verify", "--fix"], /unknown option '--fix'/],
+    [["replay", "evt_1", "--failed"], /replay: give an EVENT_ID or --failed, not both/],
+    [["replay", "evt_1", "--merchant", "mer_1"], /replay: --merchant only works with --failed/],
+    [["replay", "--failed", "--type", "Order"], /option '--type <type>' argument 'Order' is invalid/],
+    [["replay", "--failed", "--since", "monday"], /option '--since <iso>' argument 'monday' is invalid/],
   ])("loops-sync %j", async (args, message) => {
     const r = await runCli(args, env);
     expect(r.code).toBe(2);

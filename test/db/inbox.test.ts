@@ -63,9 +63,13 @@ describe("storeEventsAndEnqueue", () => {
     });
 
     const all = await jobs();
-    expect(all).toHaveLength(1);
-    expect(all[0]!.task_identifier).toBe("process_events");
-    expect(all[0]!.payload.eventIds).toEqual(["evt_2"]);
+    // The merchant is new and came by webhook: one job to confirm it with Loops, one for the events.
+    const byTask = Object.fromEntries(all.map((j) => [j.task_identifier, j.payload]));
+    expect(all).toHaveLength(2);
+    expect(byTask).toEqual({
+      confirm_merchant: { merchantId: "mer_a" },
+      process_events: { eventIds: ["evt_2"] },
+    });
     const queue = await db.sql`select merchant_id, order_id, version, event_id from sync.order_refresh`;
     expect(queue).toEqual([{ merchant_id: "mer_a", order_id: "ord_1", version: 3, event_id: "evt_1" }]);
 
@@ -79,8 +83,8 @@ describe("storeEventsAndEnqueue", () => {
     expect(rows[0]!.order_id).toBe("ord_1");
     expect(rows[0]!.order_version).toBe(3);
     expect(rows[1]!.payload.extra_field).toEqual({ kept: true });
-    const merchants = await db.sql`select id, learned_from from sync.merchants`;
-    expect(merchants).toEqual([{ id: "mer_a", learned_from: "webhook" }]);
+    const merchants = await db.sql`select id, learned_from, status from sync.merchants`;
+    expect(merchants).toEqual([{ id: "mer_a", learned_from: "webhook", status: "unconfirmed" }]);
   });
 
   it("adds nothing when the transaction rolls back", async () => {
@@ -95,7 +99,7 @@ describe("storeEventsAndEnqueue", () => {
       .catch(() => {});
     const [row] = await db.sql`select count(*)::int as n from sync.events where id = 'evt_rolled_back'`;
     expect(row!.n).toBe(0);
-    expect(await jobs()).toHaveLength(1);
+    expect(await jobs()).toHaveLength(2);
   });
 
   it("is one atomic statement on its own, without a surrounding transaction", async () => {
@@ -105,15 +109,18 @@ describe("storeEventsAndEnqueue", () => {
     });
     expect(result.enqueued.sort()).toEqual(["evt_solo_a", "evt_solo_b"]);
     const all = await jobs();
-    expect(all).toHaveLength(2);
-    expect(all[1]!.payload.eventIds).toEqual(["evt_solo_a", "evt_solo_b"]);
+    expect(all).toHaveLength(3);
+    expect(all.find((j) => j.payload.eventIds?.includes("evt_solo_a"))!.payload.eventIds).toEqual([
+      "evt_solo_a",
+      "evt_solo_b",
+    ]);
     const failing = await storeEventsAndEnqueue(
       db.sql,
       [event("evt_bad_date", { created_at: "not a date" })],
       { source: "cli", applicationId: undefined },
     ).catch((e: unknown) => e);
     expect(failing).toBeInstanceOf(Error);
-    expect(await jobs()).toHaveLength(2);
+    expect(await jobs()).toHaveLength(3);
   });
   it("wakes the order refreshers at commit with the merchants it queued, or an empty payload when they would not fit", async () => {
     const payloads: string[] = [];

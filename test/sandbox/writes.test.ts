@@ -188,7 +188,8 @@ describe("sandbox write endpoints", () => {
       async () => (await api<{ status: string }>(`/jobs/${job.body.id}`)).body.status === "succeeded",
     );
     const stored = await api<{ version: number; brand_id: string }>("/brands/brd_demo_1/menu");
-    expect(stored.body).toMatchObject({ version: 1, brand_id: "brd_demo_1" });
+    // The seed gave every brand a first menu (version 1).
+    expect(stored.body).toMatchObject({ version: 2, brand_id: "brd_demo_1" });
     const completed = sandbox.truth
       .events("mer_demo_1")
       .find((e) => e.type === "job.completed" && e.data.job_id === job.body.id);
@@ -213,7 +214,7 @@ describe("sandbox write endpoints", () => {
     expect(failed.body.errors.map((e) => e.code)).toEqual(
       expect.arrayContaining(["unknown_category", "price_or_variants", "invalid_currency"]),
     );
-    expect((await api<{ version: number }>("/brands/brd_demo_1/menu")).body.version).toBe(1);
+    expect((await api<{ version: number }>("/brands/brd_demo_1/menu")).body.version).toBe(2);
 
     const tooBig = await api("/brands/brd_demo_1/menu", {
       method: "PUT",

@@ -112,8 +112,12 @@ describe("worker: merchants, locations, channels, jobs and menus", () => {
       merchant_id: MERCHANT,
     });
     const [storedMenu] = await h.db.sql`select version, raw from replica.menus where brand_id = 'brd_demo_1'`;
-    expect(storedMenu!.version).toBe(1);
+    // The sandbox seeds every brand with a first menu; this import is its second version.
+    expect(storedMenu!.version).toBe(2);
     expect(storedMenu!.raw.products[0].external_ref).toBe("p-kebab");
+    const products = await h.db.sql`
+      select external_ref, menu_version from replica.menu_products where brand_id = 'brd_demo_1'`;
+    expect(products).toEqual([{ external_ref: "p-kebab", menu_version: 2 }]);
   });
 
   it("refreshes the merchant on a business_profile event", async () => {

@@ -44,3 +44,13 @@ export function parseEventId(value: string): string {
   }
   return value;
 }
+
+/** `--type order.updated`, or a family: `--type order.*`. */
+export function parseEventType(value: string): string {
+  if (!/^[a-z][a-z0-9_]*(\.[a-z0-9_]+)*(\.\*)?$/.test(value)) {
+    throw new InvalidArgumentError(
+      `expected an event type like order.updated, or a family like order.*, got ${JSON.stringify(value)}`,
+    );
+  }
+  return value;
+}

@@ -111,8 +111,33 @@ export function registerProcessMetrics({
     });
   }
   registerDeliveryGauges(registry, backlog, merchantLabelsMax);
+  registerPauseGauge(registry, sql, onError);
   registerScheduleMetrics(registry, sql, onError);
   return registry;
+}
+
+/** Scopes paused because Loops refused their calls (sync.upstream_pauses), by scope kind and cause. */
+function registerPauseGauge(registry: Registry, sql: Sql, onError: (error: unknown) => void): void {
+  new Gauge({
+    name: "loops_sync_upstream_paused",
+    help:
+      "Scopes whose calls to Loops are paused because Loops refused them (scope application: every call; " +
+      "merchant: one merchant's), by cause; they resume by themselves once a probe is answered",
+    labelNames: ["scope", "cause"],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      try {
+        const rows = await sql<{ scope: string; cause: string; n: number }[]>`
+          select case when scope = 'application' then 'application' else 'merchant' end as scope, cause,
+                 count(*)::int as n
+          from sync.upstream_pauses group by 1, 2`;
+        for (const r of rows) this.set({ scope: r.scope, cause: r.cause }, r.n);
+      } catch (error) {
+        onError(error);
+      }
+    },
+  });
 }
 
 /** Events first stored in the last hour by how they arrived: catch-up only means webhooks stopped coming. */

@@ -9,6 +9,7 @@ import { createForwardCommand } from "./commands/forward.ts";
 import { createMigrateCommand } from "./commands/migrate.ts";
 import { createPruneCommand } from "./commands/prune.ts";
 import { createRedeliverCommand } from "./commands/redeliver.ts";
+import { createRefreshCommand } from "./commands/refresh.ts";
 import { createReplayCommand } from "./commands/replay.ts";
 import { createReceiverCommand, createStartCommand, createWorkerCommand } from "./commands/serve.ts";
 import { createStatusCommand } from "./commands/status.ts";
@@ -47,6 +48,7 @@ export function createProgram(): Command {
     createReplayCommand(),
     createRedeliverCommand(),
     createVerifyCommand(),
+    createRefreshCommand(),
     createPruneCommand(),
     createForwardCommand(),
     createSandboxCommand(),

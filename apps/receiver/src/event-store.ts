@@ -1,8 +1,7 @@
 import type { Sql } from "@loops-sync/db";
-import { storeEventsAndEnqueue } from "@loops-sync/db";
+import { storeEventsAndEnqueue, unstorableReason } from "@loops-sync/db";
 import type { UnstorableReason, WebhookEvent } from "@loops-sync/webhooks";
 import { createGroupCommit, type GroupCommit } from "./group-commit.ts";
-import { classifyStoreError } from "./store-error-class.ts";
 
 /** What storing one event came to; each is acknowledged with a 2xx. */
 export type StoreOutcome = "stored" | "duplicate" | "ignored_self";
@@ -146,7 +145,7 @@ export function createEventStore({
   async function storeIsolated(events: ReceivedEvent[], results: Map<string, Result>): Promise<void> {
     const { sent, error } = await storeOnce(events, results);
     if (error === undefined) return;
-    const reason = classifyStoreError(error);
+    const reason = unstorableReason(error);
     if (reason === undefined) {
       // Transient: the statement is atomic, so none of these is stored and each may be retried.
       const failed = toStoreError(error);

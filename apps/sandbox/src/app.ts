@@ -8,6 +8,7 @@ import { tokenHandler } from "./http/tokens.ts";
 import { invalidRequest } from "./problem.ts";
 import { adminRoutes } from "./routes/admin.ts";
 import { adminApplicationRoutes } from "./routes/admin-applications.ts";
+import { adminBrandRoutes } from "./routes/admin-brands.ts";
 import { brandRoutes } from "./routes/brands.ts";
 import { businessProfileRoutes } from "./routes/business-profile.ts";
 import { connectionRoutes } from "./routes/connection.ts";
@@ -58,5 +59,6 @@ export function createSandboxApp(services: SandboxServices): Hono<ApiEnv> {
 
   app.route("/admin", adminRoutes(services));
   app.route("/admin", adminApplicationRoutes(services));
+  app.route("/admin", adminBrandRoutes(services));
   return app;
 }

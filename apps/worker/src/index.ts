@@ -20,6 +20,16 @@ export { createOrderApplier, type OrderApplier } from "./orders/order-applier.ts
 export { orderJobKey, UpstreamBehindError } from "./orders/refresh-order-task.ts";
 export { resolveOrderEvents, settleOrderEvents } from "./orders/settle-order-events.ts";
 export { createPoolRegistry, type PoolRegistry } from "./pool-registry.ts";
+export {
+  type MerchantReconcile,
+  reconcileMerchant,
+} from "./reconcile/reconcile-merchant.ts";
+export {
+  type MerchantReconcileResult,
+  type ReconcileRun,
+  type RunReconcileOptions,
+  runReconcile,
+} from "./reconcile/run-reconcile.ts";
 export { type EventRoute, routeEvent } from "./route-event.ts";
 export { type EventOutcome, type Outcome, settleEvents } from "./settle-events.ts";
 export { type RunningWorker, type StartWorkerOptions, startWorker } from "./start-worker.ts";

@@ -13,7 +13,11 @@ export interface PageOf<T> {
 }
 
 export interface MerchantApi {
-  orders: { get(orderId: string, options?: CallOptions): Promise<unknown> };
+  orders: {
+    get(orderId: string, options?: CallOptions): Promise<unknown>;
+    /** Only `limit: 1`, as the cheap call that probes a pause (upstream-pause.ts). */
+    list(params: { limit: number }, options?: CallOptions): Promise<PageOf<unknown>>;
+  };
   merchant: { get(options?: CallOptions): Promise<unknown> };
   connection: { get(options?: CallOptions): Promise<unknown> };
   locations: {
@@ -22,6 +26,10 @@ export interface MerchantApi {
   };
   channels: { list(options?: CallOptions): Promise<readonly unknown[]> };
   jobs: { get(jobId: string, options?: CallOptions): Promise<unknown> };
+  brands: {
+    list(params?: { cursor?: string; limit?: number }, options?: CallOptions): Promise<PageOf<unknown>>;
+    get(brandId: string, options?: CallOptions): Promise<unknown>;
+  };
   menus: { get(brandId: string, options?: CallOptions): Promise<unknown> };
 }
 

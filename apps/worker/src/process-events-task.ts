@@ -2,7 +2,7 @@ import type { TransactionSql } from "@loops-sync/db";
 import { enqueueJob, type JobSpec, revokeMerchant } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
 import { type QueuedOrder, queueOrders } from "./orders/claim-orders.ts";
-import { jobIdOf, routeEvent } from "./route-event.ts";
+import { brandIdOf, jobIdOf, routeEvent } from "./route-event.ts";
 import { type EventOutcome, settleEvents } from "./settle-events.ts";
 import type { WorkerContext } from "./worker-context.ts";
 
@@ -70,6 +70,7 @@ async function dispatch(
     order by e.created_at, e.id`;
 
   const outcomes: EventOutcome[] = [];
+  let waiting = 0;
   const queued = new Map<string, QueuedOrder[]>();
   const jobs = new Map<string, JobSpec>();
   const revokedNow = new Set<string>();
@@ -83,8 +84,16 @@ async function dispatch(
     if (applicationId && e.origin_application_id === applicationId) {
       outcomes.push({ id: e.id, outcome: "ignored_self" });
     } else if (route === "revocation") {
+      // Needs no fetch, so not even a merchant still to be confirmed waits for one.
       revokedNow.add(merchantId);
       outcomes.push({ id: e.id, outcome: "applied" });
+    } else if (e.merchant_status === "unknown") {
+      outcomes.push({ id: e.id, outcome: "unhandled", error: "merchant unknown to Loops (GET /connection)" });
+    } else if (e.merchant_status === "unconfirmed") {
+      // Learned from a webhook: nothing is fetched for it until GET /connection confirms it. The inbox added
+      // the confirm_merchant job when it learned the merchant; that job dispatches these events again.
+      waiting++;
+      continue;
     } else if (e.merchant_status === "revoked" || revokedNow.has(merchantId)) {
       outcomes.push({ id: e.id, outcome: "skipped_revoked" });
     } else if (route === "order") {
@@ -109,6 +118,18 @@ async function dispatch(
           task: "refresh_job",
           payload: { merchantId, jobId },
           merchantId,
+        });
+    } else if (route === "go_live") {
+      want(`golive:${merchantId}`, { task: "refresh_go_live", payload: { merchantId }, merchantId });
+    } else if (route === "brand") {
+      const brandId = brandIdOf(e.type, e.data);
+      if (!brandId) outcomes.push({ id: e.id, outcome: "unhandled", error: `${e.type} without a brand id` });
+      else
+        want(`brand:${merchantId}:${brandId}`, {
+          task: "refresh_brand",
+          payload: { merchantId, brandId },
+          merchantId,
+          runAt: later,
         });
     } else if (route === "merchant") {
       want(`merchant:${merchantId}`, {
@@ -155,7 +176,7 @@ async function dispatch(
     if (spec.merchantId && revokedNow.has(spec.merchantId)) continue;
     await enqueueJob(tx, { ...spec, jobKey: key });
   }
-  const counts: Record<string, number> = { dispatched: events.length - outcomes.length };
+  const counts: Record<string, number> = { dispatched: events.length - outcomes.length - waiting };
   for (const o of outcomes) counts[o.outcome] = (counts[o.outcome] ?? 0) + 1;
   return counts;
 }

@@ -3,8 +3,8 @@ import type { Task } from "graphile-worker";
 import type { WorkerContext } from "./worker-context.ts";
 
 /**
- * refresh_resources (at start and by cron): one refresh_locations and refresh_merchant per active merchant,
- * and one refresh_channels through the first of them. Keyed, so several workers starting at once, or a
+ * refresh_resources (at start and on RECONCILE_CRON): one reconcile_merchant per active merchant, and one
+ * refresh_channels through the first of them. Keyed, so several workers starting at once, or a
  * cron tick landing on a pending refresh, add nothing twice.
  */
 export function refreshResourcesTask(ctx: WorkerContext): Task {
@@ -15,8 +15,7 @@ export function refreshResourcesTask(ctx: WorkerContext): Task {
         select id from sync.merchants where status = 'active' order by id`;
       for (const { id } of merchants) {
         const base = { payload: { merchantId: id }, merchantId: id, jobKeyMode: "preserve_run_at" } as const;
-        await enqueueJob(tx, { ...base, task: "refresh_locations", jobKey: `locations:${id}` });
-        await enqueueJob(tx, { ...base, task: "refresh_merchant", jobKey: `merchant:${id}` });
+        await enqueueJob(tx, { ...base, task: "reconcile_merchant", jobKey: `reconcile:${id}` });
       }
       const first = merchants[0];
       if (first) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { jobIdOf, routeEvent } from "./route-event.ts";
+import { brandIdOf, jobIdOf, routeEvent } from "./route-event.ts";
 
 describe("routeEvent", () => {
   it("routes each family of event types to the task that answers it", () => {
@@ -8,13 +8,16 @@ describe("routeEvent", () => {
     expect(routeEvent("connection.revoked")).toBe("revocation");
     expect(routeEvent("connection.updated")).toBe("merchant");
     expect(routeEvent("job.completed")).toBe("job");
-    expect(routeEvent("business_profile.approved")).toBe("merchant");
+    expect(routeEvent("business_profile.approved")).toBe("go_live");
+    expect(routeEvent("business_profile.rejected")).toBe("merchant");
+    expect(routeEvent("brand.updated")).toBe("brand");
+    expect(routeEvent("menu.updated")).toBe("brand");
     expect(routeEvent("location.updated")).toBe("locations");
     expect(routeEvent("channel_connection.failing")).toBe("locations");
   });
 
   it("leaves anything else unhandled rather than failing", () => {
-    expect(routeEvent("menu.exploded")).toBe("unhandled");
+    expect(routeEvent("portal.test")).toBe("unhandled");
     expect(routeEvent("")).toBe("unhandled");
     expect(routeEvent("orders")).toBe("unhandled");
   });
@@ -31,5 +34,18 @@ describe("jobIdOf", () => {
     expect(jobIdOf(null)).toBeUndefined();
     expect(jobIdOf({ job_id: 7 })).toBeUndefined();
     expect(jobIdOf("job_4")).toBeUndefined();
+  });
+});
+
+describe("brandIdOf", () => {
+  it("reads the brand id of a brand.* or menu.* payload", () => {
+    expect(brandIdOf("brand.updated", { brand_id: "brd_1" })).toBe("brd_1");
+    expect(brandIdOf("menu.updated", { brand: { id: "brd_2" } })).toBe("brd_2");
+    expect(brandIdOf("brand.created", { id: "brd_3" })).toBe("brd_3");
+  });
+
+  it("does not take a menu event's own id for a brand", () => {
+    expect(brandIdOf("menu.updated", { id: "men_1" })).toBeUndefined();
+    expect(brandIdOf("brand.updated", null)).toBeUndefined();
   });
 });

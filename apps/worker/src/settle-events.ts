@@ -1,5 +1,5 @@
 import type { Sql, EventOutcome as StoredOutcome, TransactionSql } from "@loops-sync/db";
-import { type EventRoute, jobIdOf, routeEvent } from "./route-event.ts";
+import { brandIdOf, type EventRoute, jobIdOf, routeEvent } from "./route-event.ts";
 
 /** An outcome the worker records (every one but `pending`). */
 export type Outcome = Exclude<StoredOutcome, "pending">;
@@ -31,6 +31,8 @@ export interface SettleRoutedOptions {
   route: Exclude<EventRoute, "order" | "unhandled" | "revocation">;
   /** For route "job": only events naming this upstream job. */
   jobId?: string;
+  /** For route "brand": only events naming this brand. */
+  brandId?: string;
   /** Only events stored before this moment (those a fetch starting then covers). */
   receivedBefore: Date;
   outcome: Outcome;
@@ -46,14 +48,19 @@ export interface RoutedSettle {
 /** Settles the merchant's open events that a refresh of `route` answers (the route table lives in routeEvent). */
 export async function settleRoutedEvents(
   sql: Sql | TransactionSql,
-  { merchantId, route, jobId, receivedBefore, outcome, error }: SettleRoutedOptions,
+  { merchantId, route, jobId, brandId, receivedBefore, outcome, error }: SettleRoutedOptions,
 ): Promise<RoutedSettle> {
   const open = await sql<{ id: string; type: string; data: unknown }[]>`
     select id, type, payload -> 'data' as data from sync.events
     where merchant_id = ${merchantId} and outcome in ('pending', 'failed') and type not like 'order.%'
       and received_at <= ${receivedBefore}`;
   const ids = open
-    .filter((e) => routeEvent(e.type) === route && (jobId === undefined || jobIdOf(e.data) === jobId))
+    .filter(
+      (e) =>
+        routeEvent(e.type) === route &&
+        (jobId === undefined || jobIdOf(e.data) === jobId) &&
+        (brandId === undefined || brandIdOf(e.type, e.data) === brandId),
+    )
     .map((e) => e.id);
   if (ids.length === 0) return { count: 0, newest: null };
   // A failure never overwrites an earlier success of the same refresh.

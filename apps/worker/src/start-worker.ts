@@ -1,18 +1,28 @@
 import { EventEmitter } from "node:events";
 import { createLogger, type Logger } from "@loops-sync/config";
 import type { Sql, TaskName } from "@loops-sync/db";
-import { enqueueJob, pausedMerchantFlags } from "@loops-sync/replica";
+import {
+  DEFAULT_PAUSE_BACKOFF,
+  enqueueJob,
+  type PauseBackoff,
+  pausedMerchantFlags,
+} from "@loops-sync/replica";
 import { run, type Task, type TaskList, type WorkerEvents } from "graphile-worker";
-import pg from "pg";
 import type { Registry } from "prom-client";
+import { confirmMerchantTask } from "./confirm-merchant-task.ts";
 import { createForwardMetrics } from "./forwarding/forward-metrics.ts";
 import { type Forwarder, type ForwarderOptions, startForwarder } from "./forwarding/start-forwarder.ts";
 import { graphileLogger } from "./graphile-logger.ts";
 import type { LoopsApi } from "./loops-api.ts";
 import { startOrderRefresher } from "./orders/order-refresher.ts";
 import { refreshOrderTask } from "./orders/refresh-order-task.ts";
+import { startPauseProber } from "./pause-prober.ts";
 import { createPoolRegistry } from "./pool-registry.ts";
 import { processEventsTask } from "./process-events-task.ts";
+import { createQueuePool } from "./queue-pool.ts";
+import { reconcileMerchantTask } from "./reconcile/reconcile-merchant-task.ts";
+import { refreshBrandTask } from "./refresh-brand-task.ts";
+import { refreshGoLiveTask } from "./refresh-go-live-task.ts";
 import { refreshJobTask } from "./refresh-job-task.ts";
 import { refreshChannelsTask, refreshLocationsTask } from "./refresh-locations-task.ts";
 import { refreshMerchantTask } from "./refresh-merchant-task.ts";
@@ -39,7 +49,7 @@ export interface StartWorkerOptions {
   pollIntervalMs?: number;
   /** prom-client registry for the worker's metrics. Default: a registry of its own. */
   registry?: Registry;
-  /** When to refresh locations, channel connections, channels and merchants. Default: every 15 minutes. */
+  /** When to reconcile every mirrored resource of every active merchant (RECONCILE_CRON). Default: every 15 minutes. */
   resourcesCron?: string;
   /** A worker process silent this long is dead and its jobs are released. Default: 60 000 ms. */
   deadWorkerAfterMs?: number;
@@ -52,8 +62,18 @@ export interface StartWorkerOptions {
   orderRefreshConcurrency?: number;
   /** How often the order refresher looks for queued orders without a NOTIFY. Default: `pollIntervalMs`, at most 1000 ms. */
   orderRefreshPollMs?: number;
-  /** Queue a refresh of merchants, locations and channels when starting. Default: true. */
+  /** Queue the reconcile of every active merchant when starting. Default: true. */
   refreshResourcesAtStart?: boolean;
+  /**
+   * How long a scope paused by a refusal of Loops waits between probes (PAUSE_PROBE_FIRST_SECONDS,
+   * PAUSE_PROBE_MAX_SECONDS). Default: 30 s, doubling up to 900 s.
+   */
+  pauseBackoff?: PauseBackoff;
+  /**
+   * A Postgres outage this short (HEALTH_DATABASE_GRACE_SECONDS) is waited out by the queue's connections
+   * instead of failing them. Default: 60 s.
+   */
+  databaseGraceSeconds?: number;
   /** More tasks to run in the same pool (catch-up, backfill), by name. Default: none. */
   extraTasks?: TaskList;
   /** More crontab lines (graphile-worker syntax) for those tasks. Default: none. */
@@ -95,6 +115,8 @@ export async function startWorker({
   refreshResourcesAtStart = true,
   orderRefreshConcurrency,
   orderRefreshPollMs,
+  pauseBackoff = DEFAULT_PAUSE_BACKOFF,
+  databaseGraceSeconds = 60,
   extraTasks = {},
   extraCrontab = "",
   forward,
@@ -103,7 +125,7 @@ export async function startWorker({
     throw new RangeError(`startWorker: concurrency must be a whole number of at least 1, got ${concurrency}`);
   }
   const metrics = createWorkerMetrics(registry);
-  const ctx: WorkerContext = { sql, client, logger, metrics, applicationId };
+  const ctx: WorkerContext = { sql, client, logger, metrics, applicationId, pauseBackoff };
   // `catchup` is packages/catchup's, given in `extraTasks`.
   const tasks: Record<Exclude<TaskName, "catchup">, Task> = {
     process_events: processEventsTask(ctx),
@@ -112,6 +134,10 @@ export async function startWorker({
     refresh_channels: refreshChannelsTask(ctx),
     refresh_merchant: refreshMerchantTask(ctx),
     refresh_job: refreshJobTask(ctx),
+    refresh_brand: refreshBrandTask(ctx),
+    refresh_go_live: refreshGoLiveTask(ctx),
+    confirm_merchant: confirmMerchantTask(ctx),
+    reconcile_merchant: reconcileMerchantTask(ctx),
     refresh_resources: refreshResourcesTask(ctx),
   };
 
@@ -140,10 +166,12 @@ export async function startWorker({
 
   // Our own pg pool for graphile-worker, so an idle connection dropped by a Postgres restart is logged
   // (and replaced on next use) instead of crashing the process, and stop() can wait for it to close.
-  const pgPool = new pg.Pool({
+  // It also rides out a Postgres outage shorter than the grace (see queue-pool.ts).
+  const pgPool = createQueuePool({
     connectionString: databaseUrl,
     max: concurrency + 2,
-    application_name: "loops-sync-worker",
+    graceMs: databaseGraceSeconds * 1000,
+    logger,
   });
   const lost = (error: Error) =>
     logger.warn({ error: error.message }, "queue connection lost; it will be replaced");
@@ -210,6 +238,7 @@ export async function startWorker({
       throw error;
     });
   }
+  const prober = startPauseProber(ctx);
   logger.info({ concurrency, merchants: merchantIds.length }, "worker started");
 
   let stopping: Promise<void> | undefined;
@@ -233,6 +262,7 @@ export async function startWorker({
             runnerStopped,
             refresher.stop(shutdownAbortAfterMs),
             forwarder?.stop(shutdownAbortAfterMs),
+            prober.stop(),
           ]);
         } finally {
           await closeQueue();

@@ -1,6 +1,7 @@
 import type { TaskName, TaskPayloads } from "@loops-sync/db";
 import {
   classifyUpstreamFailure,
+  enterPause,
   type MerchantState,
   pauseMerchant,
   readMerchantState,
@@ -36,7 +37,8 @@ export function parseIds<K extends TaskName>(
 /**
  * Wraps an upstream task: a revoked merchant's job finishes without calls; a paused merchant's job moves to
  * the end of the pause; 429 pauses the merchant and moves the job (no attempt burnt); 403
- * connection_not_active revokes; 404 and other refusals are recorded as failed and not retried; 5xx,
+ * connection_not_active revokes; a refusal of the application (or of the merchant's grant) pauses its scope
+ * and moves the job to the next probe, failing nothing; 404 and other refusals are recorded as failed and not retried; 5xx,
  * timeouts and network errors are thrown so graphile-worker backs off, and on the last attempt the events
  * are recorded as failed while the job stays in graphile_worker.jobs to be re-run. A shutdown that aborts
  * the call puts the job back at once.
@@ -84,6 +86,15 @@ export function upstreamTask<K extends TaskName>(spec: UpstreamTaskSpec<K>, ctx:
             "rate limited by Loops; merchant paused until Retry-After",
           );
           return done("rescheduled");
+        }
+        case "paused": {
+          const until = await enterPause(sql, failure, merchantId, ctx.pauseBackoff);
+          await rescheduleJob(sql, helpers.job, until);
+          logger.warn(
+            { task: spec.name, merchantId, cause: failure.cause, scope: failure.scope, until },
+            "Loops refused the call; calls paused until a probe is accepted",
+          );
+          return done("paused");
         }
         case "revoked":
           await sql.begin(async (tx) => {

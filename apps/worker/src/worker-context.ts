@@ -1,5 +1,6 @@
 import type { Logger } from "@loops-sync/config";
 import type { Sql } from "@loops-sync/db";
+import type { PauseBackoff } from "@loops-sync/replica";
 import type { LoopsApi } from "./loops-api.ts";
 import type { WorkerMetrics } from "./worker-metrics.ts";
 
@@ -11,4 +12,6 @@ export interface WorkerContext {
   metrics: WorkerMetrics;
   /** Our LOOPS_APPLICATION_ID: events it originated are ignored (the inbox usually did so already). */
   applicationId: string | undefined;
+  /** How long a paused scope waits between probes (upstream-pause.ts). */
+  pauseBackoff: PauseBackoff;
 }

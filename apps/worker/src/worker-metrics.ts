@@ -4,7 +4,7 @@ import { Counter, Histogram, type LabelValues, Registry } from "prom-client";
 
 export interface WorkerMetrics {
   registry: Registry;
-  /** Jobs finished, by task and result (success, rescheduled, revoked, failed_permanently, error). */
+  /** Jobs finished, by task and result (success, rescheduled, paused, revoked, failed_permanently, error). */
   jobs: Counter<"task" | "result">;
   /** Seconds a job ran, by task. */
   jobSeconds: Histogram<"task">;
@@ -39,9 +39,18 @@ const KNOWN_LABELS: Record<string, readonly string[]> = {
     "refresh_channels",
     "refresh_resources",
   ],
-  result: ["success", "error", "malformed", "revoked", "rescheduled", "released", "failed_permanently"],
+  result: [
+    "success",
+    "error",
+    "malformed",
+    "revoked",
+    "rescheduled",
+    "released",
+    "failed_permanently",
+    "paused",
+  ],
   outcome: [...EVENT_OUTCOMES, "dispatched"],
-  kind: ["rate_limited", "revoked", "permanent", "transient"],
+  kind: ["rate_limited", "revoked", "paused", "permanent", "transient"],
   changed: ["true", "false"],
   stage: ["queued", "fetch", "commit"],
 };

@@ -4,6 +4,8 @@ import type { Sql } from "@loops-sync/db";
 import type { Event } from "@loops-sync/loops-client";
 import {
   classifyUpstreamFailure,
+  enterPause,
+  type PauseBackoff,
   pauseMerchant,
   readMerchantState,
   revokeMerchant,
@@ -35,6 +37,8 @@ export interface MerchantCatchupOptions {
   listThreshold: number;
   initialBackfill: boolean;
   waitWhenPaused: boolean;
+  /** How long a scope paused by a refusal of Loops waits between probes. Default: 30 s up to 15 min. */
+  pauseBackoff?: PauseBackoff | undefined;
   signal: AbortSignal | undefined;
   onProgress: ((progress: CatchupProgress) => void) | undefined;
   logger: Logger | undefined;
@@ -44,7 +48,8 @@ export interface MerchantCatchupResult {
   merchantId: string;
   /**
    * ok; cursor_expired (recovered by a backfill); revoked / skipped_revoked (no calls); skipped_paused (a
-   * 429's Retry-After still runs); failed (see error; a 429 also pauses the merchant).
+   * 429's Retry-After still runs, or Loops refused the application or the merchant's grant: calls are paused
+   * until a probe is accepted, see `error`); failed (see error; a 429 also pauses the merchant).
    */
   status: "ok" | "cursor_expired" | "revoked" | "skipped_revoked" | "skipped_paused" | "failed";
   pages: number;
@@ -53,6 +58,8 @@ export interface MerchantCatchupResult {
   eventsStored: number;
   /** Order events settled at once because a list refresh already brought their version. */
   eventsSettled: number;
+  /** Events Postgres can never store: recorded in sync.refused_events, and the cursor moved past them. */
+  eventsRefused: number;
   /** GET /orders list pages read by the few-calls path, and the orders they changed. */
   listPages: number;
   ordersRefreshed: number;
@@ -80,6 +87,7 @@ export async function catchupMerchant(options: MerchantCatchupOptions): Promise<
     eventsRead: 0,
     eventsStored: 0,
     eventsSettled: 0,
+    eventsRefused: 0,
     listPages: 0,
     ordersRefreshed: 0,
     backfill: undefined,
@@ -89,8 +97,9 @@ export async function catchupMerchant(options: MerchantCatchupOptions): Promise<
   };
   const callsBefore = requestCount(client);
   let state = await readMerchantState(sql, merchantId);
-  // Waiting is bounded: a pause is a 429's Retry-After, and a later pause never shortens an earlier one.
-  while (state.pausedUntil && options.waitWhenPaused && state.status !== "revoked") {
+  // Waiting is bounded: a 429's Retry-After, and a later pause never shortens an earlier one. A refusal's
+  // pause lasts until a probe is accepted, which no run should wait for.
+  while (state.pausedUntil && !state.refusal && options.waitWhenPaused && state.status !== "revoked") {
     logger?.info(
       { merchantId, pausedUntil: state.pausedUntil },
       "merchant paused by a 429: waiting out its Retry-After",
@@ -103,7 +112,13 @@ export async function catchupMerchant(options: MerchantCatchupOptions): Promise<
     state = await readMerchantState(sql, merchantId);
   }
   if (state.status === "revoked") return { ...result, status: "skipped_revoked" };
-  if (state.pausedUntil) return { ...result, status: "skipped_paused" };
+  // The scheduled task waits for the worker's probe; the operator's command calls anyway (its own probe).
+  const overridePause = state.refusal !== null && options.waitWhenPaused;
+  if (state.refusal && !overridePause) {
+    const error = `calls paused: Loops refused them (${state.refusal}); they resume by themselves`;
+    return { ...result, status: "skipped_paused", error, refused: state.refusal !== "scope_not_granted" };
+  }
+  if (state.pausedUntil && !overridePause) return { ...result, status: "skipped_paused" };
   let cursor = await readEventCursor(sql, merchantId);
   try {
     if (
@@ -176,6 +191,7 @@ export async function catchupMerchant(options: MerchantCatchupOptions): Promise<
       result.eventsRead += page.data.length;
       result.eventsStored += stored.inserted;
       result.eventsSettled += stored.settled;
+      result.eventsRefused += stored.refused;
       onProgress?.({
         merchantId,
         pages: result.pages,
@@ -206,6 +222,14 @@ export async function catchupMerchant(options: MerchantCatchupOptions): Promise<
         "merchant revoked the connection (403 connection_not_active)",
       );
       result.status = "revoked";
+    } else if (failure.kind === "paused" && !options.waitWhenPaused) {
+      // Not this run's fault: the scope pauses and the next run after the probe goes on from the cursor.
+      await enterPause(sql, failure, merchantId, options.pauseBackoff).catch(() => {});
+      result.status = "skipped_paused";
+      result.error = describeError(error);
+      result.refused = failure.refused === true;
+      await finishCursorRun(sql, merchantId, "paused", result.error).catch(() => {});
+      if (signal?.aborted) throw error;
     } else {
       result.status = "failed";
       result.error = describeError(error);

@@ -1,6 +1,6 @@
 import type { Logger } from "@loops-sync/config";
 import type { Sql, TaskPayloads } from "@loops-sync/db";
-import { enqueueJob, type ScheduledTick, startScheduledTick } from "@loops-sync/replica";
+import { enqueueJob, type PauseBackoff, type ScheduledTick, startScheduledTick } from "@loops-sync/replica";
 import type { TaskList } from "graphile-worker";
 import type { CatchupApi } from "./catchup-api.ts";
 import { listActiveMerchants } from "./list-active-merchants.ts";
@@ -20,6 +20,8 @@ export interface CatchupTaskOptions {
   cron?: string;
   /** Merchants caught up at once. Default: 8. */
   concurrency?: number;
+  /** How long a scope paused by a refusal of Loops waits between probes. Default: 30 s up to 15 min. */
+  pauseBackoff?: PauseBackoff;
   /** Default: none. */
   logger?: Logger;
 }
@@ -42,6 +44,7 @@ export function catchupTasks({
   merchantIds = [],
   cron = "*/5 * * * *",
   concurrency = 8,
+  pauseBackoff,
   logger,
 }: CatchupTaskOptions): TaskList {
   return {
@@ -61,6 +64,7 @@ export function catchupTasks({
         concurrency,
         ...(typeof merchantId === "string" ? { merchantId } : {}),
         onMerchantDone: () => tick?.itemDone(),
+        ...(pauseBackoff ? { pauseBackoff } : {}),
         signal: helpers.abortSignal,
         ...(logger ? { logger } : {}),
       });

@@ -76,7 +76,7 @@ export async function resetEventCursor(sql: Sql, merchantId: string): Promise<vo
 export async function finishCursorRun(
   sql: Sql,
   merchantId: string,
-  status: "ok" | "cursor_expired" | "revoked" | "failed",
+  status: "ok" | "cursor_expired" | "revoked" | "paused" | "failed",
   error?: string,
 ): Promise<void> {
   await sql`

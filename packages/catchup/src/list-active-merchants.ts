@@ -3,7 +3,7 @@ import { type Database, kyselyOver } from "@loops-sync/schema";
 
 /**
  * The merchants to sync: the configured ones (recorded in sync.merchants as learned from config) and every
- * merchant learned since, minus the revoked ones. Sorted, so runs and logs are reproducible.
+ * merchant learned and confirmed since (not revoked, not unconfirmed or unknown to Loops). Sorted, so runs and logs are reproducible.
  */
 export async function listActiveMerchants(sql: Sql, configured: readonly string[] = []): Promise<string[]> {
   if (configured.length > 0) {
@@ -14,7 +14,7 @@ export async function listActiveMerchants(sql: Sql, configured: readonly string[
   const rows = await kyselyOver<Database>(sql)
     .selectFrom("sync.merchants")
     .select("id")
-    .where("status", "<>", "revoked")
+    .where("status", "=", "active")
     .orderBy("id")
     .execute();
   return rows.map((r) => r.id);

@@ -1,6 +1,6 @@
 import type { Logger } from "@loops-sync/config";
 import type { Sql } from "@loops-sync/db";
-import { runInLanes } from "@loops-sync/replica";
+import { type PauseBackoff, runInLanes } from "@loops-sync/replica";
 import { type CatchupApi, requestCount } from "./catchup-api.ts";
 import { type CatchupProgress, catchupMerchant, type MerchantCatchupResult } from "./catchup-merchant.ts";
 import { listActiveMerchants } from "./list-active-merchants.ts";
@@ -33,6 +33,8 @@ export interface RunCatchupOptions {
    * backlog holds one lane, not the run. Default: 8.
    */
   concurrency?: number;
+  /** How long a scope paused by a refusal of Loops waits between probes. Default: 30 s up to 15 min. */
+  pauseBackoff?: PauseBackoff;
   /** Called after each stored page. Default: none. */
   onProgress?: (progress: CatchupProgress) => void;
   /** Called when a merchant's run ended, whatever its outcome. Default: none. */
@@ -71,6 +73,7 @@ export async function runCatchup({
   initialBackfill = true,
   waitWhenPaused = false,
   concurrency = 8,
+  pauseBackoff,
   onProgress,
   onMerchantDone,
   signal,
@@ -94,6 +97,7 @@ export async function runCatchup({
         listThreshold,
         initialBackfill,
         waitWhenPaused,
+        pauseBackoff,
         signal,
         onProgress,
         logger,

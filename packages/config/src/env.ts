@@ -118,6 +118,7 @@ const schema = z.object({
   DATABASE_POOL_SIZE: positiveInt.default(10),
   WORKER_CONCURRENCY: positiveInt.default(8),
   CATCHUP_CRON: cron.default("*/5 * * * *"),
+  RECONCILE_CRON: cron.default("*/15 * * * *"),
   /** Requests per second to Loops for every process of the deployment together (held in Postgres). */
   LOOPS_MAX_RPS: positiveInt.default(25),
   RETENTION_DAYS: positiveInt.default(35),
@@ -133,6 +134,8 @@ const schema = z.object({
     .regex(/^[\x21-\x7e]+$/, "printable ASCII without spaces")
     .optional(),
   HEALTH_DATABASE_GRACE_SECONDS: positiveInt.default(60),
+  PAUSE_PROBE_FIRST_SECONDS: positiveInt.default(30),
+  PAUSE_PROBE_MAX_SECONDS: positiveInt.default(900),
   METRICS_MERCHANT_LABELS_MAX: z.coerce
     .number({ error: "a whole number" })
     .int("a whole number")

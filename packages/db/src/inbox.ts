@@ -126,10 +126,24 @@ export async function storeEventsAndEnqueue(
     ),
     woken as (${wakeOrderRefreshers(sql)}),
     -- DO NOTHING takes no row lock on known merchants: concurrent batches never queue behind each other here.
+    -- A merchant first named by a webhook is unconfirmed until GET /connection answers for it (the worker's
+    -- confirm_merchant): a portal test event's made-up merchant must not join the sync.
     learned as (
-      insert into sync.merchants (id, learned_from)
-      select distinct merchant_id, ${source} from stored
+      insert into sync.merchants (id, learned_from, status)
+      select distinct merchant_id, ${source},
+             case when ${source}::text = 'webhook' then 'unconfirmed' else 'active' end
+      from stored
       on conflict (id) do nothing
+      returning id, status
+    ),
+    -- Asked at once, whatever the events' types: order events never pass through process_events.
+    confirming as (
+      select graphile_worker.add_job(
+        ${taskName("confirm_merchant")}::text,
+        json_build_object(${payloadField("confirm_merchant", "merchantId")}::text, id),
+        job_key => 'confirm:' || id
+      )
+      from learned where status = 'unconfirmed'
     ),
     job as (
       select graphile_worker.add_job(
@@ -141,7 +155,9 @@ export async function storeEventsAndEnqueue(
       where outcome = 'pending' and not queued
       having count(*) > 0
     )
-    select id, outcome, queued, (select count(*)::int from job) + 0 * (select count(*) from woken) as jobs
+    select id, outcome, queued,
+           (select count(*)::int from job) + 0 * (select count(*) from woken) + 0 * (select count(*) from confirming)
+             as jobs
     from stored`;
   const timer = timeoutMs === undefined ? undefined : setTimeout(() => statement.cancel(), timeoutMs);
   let rows: Awaited<typeof statement>;

@@ -19,7 +19,15 @@ export interface TaskPayloads {
   refresh_merchant: { merchantId: string };
   /** A background job (GET /jobs/{id}) and, after a succeeded menu import, the brand's menu. */
   refresh_job: { merchantId: string; jobId: string };
-  /** Fans out refresh_locations/refresh_channels for every active merchant (at start and by cron). */
+  /** A brand (GET /brands/{id}) and its menu (GET /brands/{id}/menu), as rows (brand.*, menu.* events). */
+  refresh_brand: { merchantId: string; brandId: string };
+  /** business_profile.approved: the merchant, its connection, locations and channel connections at once. */
+  refresh_go_live: { merchantId: string };
+  /** GET /connection for a merchant an event named: known to Loops → active, else recorded as unknown. */
+  confirm_merchant: { merchantId: string };
+  /** Every mirrored resource of one merchant brought to the upstream's state, writing only what changed. */
+  reconcile_merchant: { merchantId: string };
+  /** Fans out reconcile_merchant for every active merchant and refresh_channels (at start and by cron). */
   refresh_resources: Record<string, unknown>;
   /** Event-log catch-up (packages/catchup): one merchant, or every active one when absent. */
   catchup: { merchantId?: string };

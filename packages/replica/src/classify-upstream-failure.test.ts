@@ -32,22 +32,29 @@ describe("classifyUpstreamFailure", () => {
 
   it("revokes only on 403 connection_not_active", () => {
     expect(classifyUpstreamFailure(apiError(403, "connection_not_active"))).toEqual({ kind: "revoked" });
+    expect(classifyUpstreamFailure(apiError(403, "scope_not_granted")).kind).toBe("paused");
+  });
+
+  it("pauses the merchant on 403 scope_not_granted, without flagging the application", () => {
     expect(classifyUpstreamFailure(apiError(403, "scope_not_granted"))).toEqual({
-      kind: "permanent",
+      kind: "paused",
+      scope: "merchant",
+      cause: "scope_not_granted",
       message: expect.any(String),
-      status: 403,
-      refusedFields: [],
     });
   });
 
-  it("flags Loops refusing the application: 401 (still transient), 403 insufficient_scope or suspended", () => {
+  it("pauses and flags the application on 401, 403 insufficient_scope or suspended", () => {
     expect(classifyUpstreamFailure(apiError(401, "unauthorized"))).toEqual({
-      kind: "transient",
+      kind: "paused",
+      scope: "application",
+      cause: "unauthorized",
+      message: expect.any(String),
       refused: true,
     });
     for (const code of ["insufficient_scope", "application_suspended"]) {
       const failure = classifyUpstreamFailure(apiError(403, code));
-      expect(failure).toMatchObject({ kind: "permanent", status: 403, refused: true });
+      expect(failure).toMatchObject({ kind: "paused", scope: "application", cause: code, refused: true });
     }
     expect(classifyUpstreamFailure(apiError(403, "connection_not_active")).refused).toBeUndefined();
     expect(classifyUpstreamFailure(apiError(404, "not_found")).refused).toBeUndefined();

@@ -10,6 +10,12 @@ export type UpstreamFailure =
     /** 403 connection_not_active: the merchant left; revoke and make no more calls. */
     | { kind: "revoked" }
     /**
+     * A refusal that is not about the event: hold every call of `scope` (see upstream-pause.ts) and re-probe,
+     * failing nothing. `application`: 401 after the client's own token refresh, 403 insufficient_scope or
+     * application_suspended. `merchant`: 403 scope_not_granted (that merchant did not grant a scope).
+     */
+    | { kind: "paused"; scope: "application" | "merchant"; cause: PauseCause; message: string }
+    /**
      * 404, other 4xx, or an answer that is not what the spec promises: record, do not retry. `status` is the
      * HTTP answer's, if there was one; `refusedFields` are the request fields a 400 names in its field errors
      * (an `after` or page `cursor` upstream no longer accepts).
@@ -25,6 +31,13 @@ export type UpstreamFailure =
      */
     refused?: true;
   };
+
+/** Why a scope is paused: the refusal's code (`unauthorized` for a 401 after a token refresh). */
+export type PauseCause =
+  | "unauthorized"
+  | "insufficient_scope"
+  | "application_suspended"
+  | "scope_not_granted";
 
 /** Seconds to wait on a 429 without Retry-After. */
 const DEFAULT_RETRY_AFTER_SECONDS = 5;
@@ -54,14 +67,18 @@ export function classifyUpstreamFailure(error: unknown): UpstreamFailure {
       return { kind: "rate_limited", retryAfterSeconds: retryAfter };
     }
     if (status === 403 && e.code === "connection_not_active") return { kind: "revoked" };
-    if (status === 401) return { kind: "transient", refused: true };
-    if (status === 408 || status >= 500) return { kind: "transient" };
-    if (status >= 400) {
-      const failure = { kind: "permanent", message, status, refusedFields: refusedFields(e) } as const;
-      return status === 403 && APPLICATION_REFUSALS.has(e.code as string)
-        ? { ...failure, refused: true }
-        : failure;
+    if (status === 401) {
+      return { kind: "paused", scope: "application", cause: "unauthorized", message, refused: true };
     }
+    if (status === 403 && APPLICATION_REFUSALS.has(e.code as string)) {
+      const cause = e.code as PauseCause;
+      return { kind: "paused", scope: "application", cause, message, refused: true };
+    }
+    if (status === 403 && e.code === "scope_not_granted") {
+      return { kind: "paused", scope: "merchant", cause: "scope_not_granted", message };
+    }
+    if (status === 408 || status >= 500) return { kind: "transient" };
+    if (status >= 400) return { kind: "permanent", message, status, refusedFields: refusedFields(e) };
   }
   // Postgres refusing the data itself (SQLSTATE class 22, e.g. 22P05 for U+0000) will refuse it on every retry.
   if (e.name === "PostgresError" && typeof e.code === "string" && e.code.startsWith("22")) {

@@ -1,3 +1,6 @@
+export { applyBrands, type BrandInput } from "./apply-brands.ts";
+export { applyJob, type JobInput } from "./apply-job.ts";
+export { applyMenuIfNewer, type MenuInput } from "./apply-menu-if-newer.ts";
 export {
   type ApplyOrderResult,
   applyOrderIfNewer,
@@ -5,7 +8,11 @@ export {
   inTransaction,
   type OrderProvenance,
 } from "./apply-orders-if-newer.ts";
-export { classifyUpstreamFailure, type UpstreamFailure } from "./classify-upstream-failure.ts";
+export {
+  classifyUpstreamFailure,
+  type PauseCause,
+  type UpstreamFailure,
+} from "./classify-upstream-failure.ts";
 export { DEFAULT_MAX_ATTEMPTS, enqueueJob, type JobSpec, rescheduleJob } from "./enqueue-job.ts";
 export {
   MERCHANT_FLAG_PREFIX,
@@ -17,6 +24,7 @@ export {
   readMerchantState,
   revokeMerchant,
 } from "./merchant-state.ts";
+export type { MirrorChange } from "./mirror-change.ts";
 export { checkOrder, InvalidOrderError, type OrderInput } from "./order-input.ts";
 export {
   type ChangeInput,
@@ -39,3 +47,15 @@ export {
   type OrderWrite,
   settleCoveredOrderEvents,
 } from "./settle-covered-order-events.ts";
+export {
+  claimDueProbe,
+  DEFAULT_PAUSE_BACKOFF,
+  enterPause,
+  listPauses,
+  type PauseBackoff,
+  type PauseScope,
+  pauseScopeOf,
+  probeAccepted,
+  probeRefused,
+  type UpstreamPause,
+} from "./upstream-pause.ts";

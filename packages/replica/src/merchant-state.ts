@@ -1,10 +1,16 @@
 import type { Sql, TransactionSql } from "@loops-sync/db";
+import type { PauseCause } from "./classify-upstream-failure.ts";
 
 export interface MerchantState {
   /** "unknown" when sync.merchants has no row yet (treated as active). */
   status: "active" | "revoked" | "unknown";
-  /** Set from a 429's Retry-After: no call for this merchant before then. */
+  /**
+   * No call for this merchant before then: a 429's Retry-After, or a pause of the application or the
+   * merchant (upstream-pause.ts) until its next probe.
+   */
   pausedUntil: Date | null;
+  /** Why calls are paused when Loops refused them (the application's pause first), else null. */
+  refusal: PauseCause | null;
   /** The database's clock when read; events received before it are covered by a fetch that starts now. */
   now: Date;
 }
@@ -14,13 +20,19 @@ export async function readMerchantState(
   sql: Sql | TransactionSql,
   merchantId: string,
 ): Promise<MerchantState> {
-  const [row] = await sql<{ status: string | null; paused_until: Date | null; now: Date }[]>`
-    select m.status, case when m.paused_until > now() then m.paused_until end as paused_until, now() as now
+  const [row] = await sql<
+    { status: string | null; paused_until: Date | null; refusal: PauseCause | null; now: Date }[]
+  >`
+    select m.status, sync.paused_until(${merchantId}) as paused_until, now() as now,
+           (select p.cause from sync.upstream_pauses p
+            where p.scope in ('application', ${`merchant:${merchantId}`})
+            order by p.scope = 'application' desc limit 1) as refusal
     from (select 1) as one
     left join sync.merchants m on m.id = ${merchantId}`;
   return {
     status: merchantStatus(row?.status),
     pausedUntil: row?.paused_until ?? null,
+    refusal: row?.refusal ?? null,
     now: row?.now ?? new Date(),
   };
 }

@@ -30,6 +30,8 @@ export interface ReplicaBrands {
   updated_at: Timestamp | null;
   raw: Json;
   synced_at: Generated<Timestamp>;
+  description_en: string | null;
+  description_ar: string | null;
 }
 
 /** Table replica.change_feed_state. */
@@ -87,6 +89,19 @@ export interface ReplicaConnections {
   synced_at: Generated<Timestamp>;
 }
 
+/** Table replica.job_results. */
+export interface ReplicaJobResults {
+  job_id: string;
+  position: number;
+  merchant_id: string;
+  brand_id: string | null;
+  location_id: string;
+  channel_connection_id: string | null;
+  channel: string;
+  status: string;
+  errors: Generated<Json>;
+}
+
 /** Table replica.jobs. */
 export interface ReplicaJobs {
   id: string;
@@ -116,6 +131,97 @@ export interface ReplicaLocations {
   updated_at: Timestamp | null;
   raw: Json;
   synced_at: Generated<Timestamp>;
+}
+
+/** Table replica.menu_categories. */
+export interface ReplicaMenuCategories {
+  brand_id: string;
+  external_ref: string;
+  merchant_id: string;
+  menu_version: number;
+  name_en: string | null;
+  name_ar: string | null;
+  description_en: string | null;
+  description_ar: string | null;
+  sort_order: Generated<number>;
+}
+
+/** Table replica.menu_modifier_groups. */
+export interface ReplicaMenuModifierGroups {
+  brand_id: string;
+  external_ref: string;
+  merchant_id: string;
+  menu_version: number;
+  name_en: string | null;
+  name_ar: string | null;
+  min_selections: number;
+  max_selections: number;
+  sort_order: number;
+}
+
+/** Table replica.menu_modifier_options. */
+export interface ReplicaMenuModifierOptions {
+  brand_id: string;
+  group_external_ref: string;
+  external_ref: string;
+  merchant_id: string;
+  menu_version: number;
+  name_en: string | null;
+  name_ar: string | null;
+  price_amount: number;
+  currency: string;
+  calories: number | null;
+  available: Generated<boolean>;
+  sort_order: Generated<number>;
+}
+
+/** Table replica.menu_product_modifier_groups. */
+export interface ReplicaMenuProductModifierGroups {
+  brand_id: string;
+  product_external_ref: string;
+  group_external_ref: string;
+  merchant_id: string;
+  menu_version: number;
+  sort_order: number;
+}
+
+/** Table replica.menu_product_variants. */
+export interface ReplicaMenuProductVariants {
+  brand_id: string;
+  product_external_ref: string;
+  external_ref: string;
+  merchant_id: string;
+  menu_version: number;
+  name_en: string | null;
+  name_ar: string | null;
+  price_amount: number;
+  currency: string;
+  sku: string | null;
+  barcode: string | null;
+  calories: number | null;
+  available: Generated<boolean>;
+  sort_order: number;
+}
+
+/** Table replica.menu_products. */
+export interface ReplicaMenuProducts {
+  brand_id: string;
+  external_ref: string;
+  merchant_id: string;
+  menu_version: number;
+  category_external_ref: string | null;
+  name_en: string | null;
+  name_ar: string | null;
+  description_en: string | null;
+  description_ar: string | null;
+  image_url: string | null;
+  price_amount: number | null;
+  currency: string | null;
+  sku: string | null;
+  barcode: string | null;
+  calories: number | null;
+  available: Generated<boolean>;
+  sort_order: Generated<number>;
 }
 
 /** Table replica.menus. */
@@ -262,6 +368,55 @@ export interface ReportingItemSales {
   orders_count: number | null;
 }
 
+/** View reporting.menu_product_sales. */
+export interface ReportingMenuProductSales {
+  merchant_id: string | null;
+  brand_id: string | null;
+  product_external_ref: string | null;
+  category_external_ref: string | null;
+  name_en: string | null;
+  name_ar: string | null;
+  sku: string | null;
+  available: boolean | null;
+  currency: string | null;
+  quantity_sold: number | null;
+  revenue_amount: number | null;
+  orders_count: number | null;
+  first_sold_at: Timestamp | null;
+  last_sold_at: Timestamp | null;
+}
+
+/** View reporting.menu_products_never_sold. */
+export interface ReportingMenuProductsNeverSold {
+  merchant_id: string | null;
+  brand_id: string | null;
+  product_external_ref: string | null;
+  category_external_ref: string | null;
+  name_en: string | null;
+  name_ar: string | null;
+  sku: string | null;
+  available: boolean | null;
+}
+
+/** View reporting.menu_publish_results. */
+export interface ReportingMenuPublishResults {
+  job_id: string | null;
+  merchant_id: string | null;
+  brand_id: string | null;
+  job_status: string | null;
+  job_created_at: Timestamp | null;
+  job_completed_at: Timestamp | null;
+  location_id: string | null;
+  location_name_en: string | null;
+  channel_connection_id: string | null;
+  channel: string | null;
+  status: string | null;
+  error_code: string | null;
+  error_message: string | null;
+  error_external_ref: string | null;
+  error_field: string | null;
+}
+
 /** View reporting.modifier_sales. */
 export interface ReportingModifierSales {
   merchant_id: string | null;
@@ -273,6 +428,24 @@ export interface ReportingModifierSales {
   quantity_sold: number | null;
   revenue_amount: number | null;
   orders_count: number | null;
+}
+
+/** View reporting.order_item_products. */
+export interface ReportingOrderItemProducts {
+  order_id: string | null;
+  position: number | null;
+  merchant_id: string | null;
+  location_id: string | null;
+  brand_id: string | null;
+  sku: string | null;
+  name_en: string | null;
+  name_ar: string | null;
+  quantity: number | null;
+  unit_price_amount: number | null;
+  currency: string | null;
+  product_external_ref: string | null;
+  variant_external_ref: string | null;
+  matched_by: string | null;
 }
 
 /** View reporting.order_outcomes. */
@@ -498,6 +671,7 @@ export interface SyncMerchants {
   paused_until: Timestamp | null;
   learned_from: Generated<string>;
   first_seen_at: Generated<Timestamp>;
+  confirm_error: string | null;
 }
 
 /** Table sync.migrations. */
@@ -516,6 +690,17 @@ export interface SyncOrderRefresh {
   version: number | null;
   queued_at: Generated<Timestamp>;
   event_id: string | null;
+}
+
+/** Table sync.refused_events. */
+export interface SyncRefusedEvents {
+  id: string;
+  merchant_id: string;
+  type: string | null;
+  created_at: Timestamp | null;
+  source: string;
+  reason: string;
+  refused_at: Generated<Timestamp>;
 }
 
 /** Table sync.request_budget. */
@@ -541,6 +726,18 @@ export interface SyncScheduledTicks {
   overruns: Generated<number>;
 }
 
+/** Table sync.upstream_pauses. */
+export interface SyncUpstreamPauses {
+  scope: string;
+  cause: string;
+  detail: string | null;
+  merchant_id: string;
+  paused_at: Generated<Timestamp>;
+  probe_at: Timestamp;
+  probes: Generated<number>;
+  probing_until: Timestamp | null;
+}
+
 /** Table sync.worker_pools. */
 export interface SyncWorkerPools {
   id: string;
@@ -557,8 +754,15 @@ export interface Database {
   "replica.channel_connections": ReplicaChannelConnections;
   "replica.channels": ReplicaChannels;
   "replica.connections": ReplicaConnections;
+  "replica.job_results": ReplicaJobResults;
   "replica.jobs": ReplicaJobs;
   "replica.locations": ReplicaLocations;
+  "replica.menu_categories": ReplicaMenuCategories;
+  "replica.menu_modifier_groups": ReplicaMenuModifierGroups;
+  "replica.menu_modifier_options": ReplicaMenuModifierOptions;
+  "replica.menu_product_modifier_groups": ReplicaMenuProductModifierGroups;
+  "replica.menu_product_variants": ReplicaMenuProductVariants;
+  "replica.menu_products": ReplicaMenuProducts;
   "replica.menus": ReplicaMenus;
   "replica.merchants": ReplicaMerchants;
   "replica.order_item_modifiers": ReplicaOrderItemModifiers;
@@ -568,7 +772,11 @@ export interface Database {
   "reporting.daily_sales": ReportingDailySales;
   "reporting.daily_stage_duration_percentiles": ReportingDailyStageDurationPercentiles;
   "reporting.item_sales": ReportingItemSales;
+  "reporting.menu_product_sales": ReportingMenuProductSales;
+  "reporting.menu_products_never_sold": ReportingMenuProductsNeverSold;
+  "reporting.menu_publish_results": ReportingMenuPublishResults;
   "reporting.modifier_sales": ReportingModifierSales;
+  "reporting.order_item_products": ReportingOrderItemProducts;
   "reporting.order_outcomes": ReportingOrderOutcomes;
   "reporting.orders": ReportingOrders;
   "reporting.stage_duration_percentiles": ReportingStageDurationPercentiles;
@@ -585,7 +793,9 @@ export interface Database {
   "sync.merchants": SyncMerchants;
   "sync.migrations": SyncMigrations;
   "sync.order_refresh": SyncOrderRefresh;
+  "sync.refused_events": SyncRefusedEvents;
   "sync.request_budget": SyncRequestBudget;
   "sync.scheduled_ticks": SyncScheduledTicks;
+  "sync.upstream_pauses": SyncUpstreamPauses;
   "sync.worker_pools": SyncWorkerPools;
 }

@@ -7,9 +7,11 @@ export { readEventsPerMinute } from "./read-events-per-minute.ts";
 export { type DeadChange, type ForwardingStatus, readForwarding } from "./read-forwarding.ts";
 export { readMerchantStatuses } from "./read-merchant-statuses.ts";
 export { readQueueStatus } from "./read-queue-status.ts";
+export { readRecoveryStatus } from "./read-recovery-status.ts";
 export { readRequestBudgetStatus, readScheduledTicks } from "./read-scheduled-ticks.ts";
 export { readSyncStatus } from "./read-sync-status.ts";
 export { readTableSizes, type TableSize } from "./read-table-sizes.ts";
+export { readUnhandledEvents } from "./read-unhandled-events.ts";
 export { readWebhookDelivery, type WebhookDelivery } from "./read-webhook-delivery.ts";
 export { redactSecrets } from "./redact-secrets.ts";
 export { type ServedStatusPage, type ServeStatusPageOptions, serveStatusPage } from "./serve-status-page.ts";
@@ -21,7 +23,10 @@ export {
   type MerchantSyncStatus,
   type OutcomeCounts,
   type QueueStatus,
+  type RecoveryStatus,
   type RequestBudgetStatus,
   type ScheduledTickStatus,
   type SyncStatus,
+  type UnhandledEventType,
+  type UpstreamPauseStatus,
 } from "./sync-status.ts";

@@ -2,19 +2,45 @@ import type { SyncStatus } from "./sync-status.ts";
 
 /** Something an operator should look at; `loops-sync status` exits 1 while any is present. */
 export interface AttentionItem {
-  kind: "failed_events" | "failed_jobs" | "revoked_merchant" | "lag" | "forward_dead" | "forward_lag";
+  kind:
+    | "failed_events"
+    | "failed_jobs"
+    | "revoked_merchant"
+    | "lag"
+    | "forward_dead"
+    | "forward_lag"
+    | "paused";
   /** The merchant concerned; absent for queue-wide items. */
   merchantId?: string;
   detail: string;
 }
 
+/** What each pause cause asks of the operator, if the refusal does not go away by itself. */
+const PAUSE_FIX: Record<string, string> = {
+  unauthorized: "check LOOPS_CLIENT_ID / LOOPS_CLIENT_SECRET",
+  insufficient_scope: "ask Loops to approve the application's scopes",
+  application_suspended: "the application is suspended upstream; contact Loops",
+  scope_not_granted: "ask the merchant to grant the application's scopes",
+};
+
 /**
- * What in a snapshot needs an operator: failed events, failed jobs, a revoked merchant, or work waiting
+ * What in a snapshot needs an operator: calls paused by a refusal of Loops, failed events, failed jobs, a revoked merchant, or work waiting
  * longer than `maxLagSeconds` (the oldest pending event of a merchant, or the oldest queued order refresh).
  * Waiting work is the lag measure, not the age of the newest applied event: a quiet merchant is not late.
  */
 export function needsAttention(status: SyncStatus, maxLagSeconds: number): AttentionItem[] {
   const items: AttentionItem[] = [];
+  for (const p of status.recovery.pauses) {
+    const merchant = p.scope === "application" ? undefined : p.merchantId;
+    items.push({
+      kind: "paused",
+      ...(merchant ? { merchantId: merchant } : {}),
+      detail:
+        `${merchant ? `calls for ${merchant}` : "every call to Loops"} paused since ${p.pausedAt}: ` +
+        `Loops refused them (${p.cause}); next probe at ${p.nextProbeAt}, calls resume by themselves ` +
+        `(${PAUSE_FIX[p.cause] ?? "check the refusal"})`,
+    });
+  }
   for (const m of status.merchants) {
     if (m.revoked) {
       items.push({
@@ -27,7 +53,7 @@ export function needsAttention(status: SyncStatus, maxLagSeconds: number): Atten
       items.push({
         kind: "failed_events",
         merchantId: m.merchantId,
-        detail: `${m.merchantId} has ${m.failedEvents} failed event(s); fix the cause, then \`loops-sync replay EVENT_ID\``,
+        detail: `${m.merchantId} has ${m.failedEvents} failed event(s); fix the cause, then \`loops-sync replay --failed --merchant ${m.merchantId}\``,
       });
     }
     const waited = m.lag.oldestPendingAgeSeconds;

@@ -4,7 +4,9 @@ import { readEventsPerMinute } from "./read-events-per-minute.ts";
 import { readForwarding } from "./read-forwarding.ts";
 import { readMerchantStatuses } from "./read-merchant-statuses.ts";
 import { readQueueStatus } from "./read-queue-status.ts";
+import { readRecoveryStatus } from "./read-recovery-status.ts";
 import { readRequestBudgetStatus, readScheduledTicks } from "./read-scheduled-ticks.ts";
+import { readUnhandledEvents } from "./read-unhandled-events.ts";
 import type { SyncStatus } from "./sync-status.ts";
 
 /**
@@ -18,8 +20,10 @@ export async function readSyncStatus(sql: Sql): Promise<SyncStatus> {
     const merchants = await readMerchantStatuses(tx);
     const queue = await readQueueStatus(tx);
     const { eventsPerMinute, eventsLastHour, now } = await readEventsPerMinute(tx);
+    const unhandledEvents = await readUnhandledEvents(tx);
     const changeFeed = await readChangeFeed(tx);
     const forwarding = await readForwarding(tx);
+    const recovery = await readRecoveryStatus(tx);
     const scheduledTicks = await readScheduledTicks(tx);
     const requestBudget = await readRequestBudgetStatus(tx);
     return {
@@ -28,8 +32,10 @@ export async function readSyncStatus(sql: Sql): Promise<SyncStatus> {
       queue,
       eventsPerMinute,
       eventsLastHour,
+      unhandledEvents,
       changeFeed,
       forwarding,
+      recovery,
       scheduledTicks,
       requestBudget,
       merchantsTotal: merchants.length,

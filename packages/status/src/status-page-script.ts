@@ -40,8 +40,20 @@ export const STATUS_PAGE_SCRIPT = String.raw`
       tile("orders-to-refresh", "orders to refresh", s.queue.ordersToRefresh, false),
       tile("events-last-hour", "events last hour", lastHour, false),
       tile("merchants-revoked", "revoked merchants", revoked, revoked > 0),
+      tile("paused-scopes", "paused by Loops", s.recovery.pauses.length, s.recovery.pauses.length > 0),
+      tile("refused-events", "events refused by Postgres", s.recovery.refusedEvents.total, false),
       tile("budget-granted", "Loops calls, last second" + (s.requestBudget.narrowedRps ? " (narrowed to " + s.requestBudget.narrowedRps + "/s)" : ""),
         s.requestBudget.grantedLastSecond, s.requestBudget.narrowedRps !== null));
+  }
+
+  function pauses(s) {
+    if (s.recovery.pauses.length === 0) return el("section", { id: "pauses" });
+    return el("section", { id: "pauses" }, el("h2", {}, "Calls paused (Loops refused them; they resume by themselves)"),
+      el("table", {}, el("thead", {}, el("tr", {}, ...["scope", "cause", "since", "next probe", "probes", "detail"].map((h) => el("th", {}, h)))),
+        el("tbody", {}, ...s.recovery.pauses.map((p) => el("tr", { "data-scope": p.scope },
+          cell("scope", p.scope, p.scope), cell("cause", p.cause, p.cause), cell("paused-at", p.pausedAt, time(p.pausedAt)),
+          cell("next-probe-at", p.nextProbeAt, time(p.nextProbeAt)), cell("probes", p.probes, p.probes),
+          cell("detail", p.detail, p.detail || "—"))))));
   }
 
   function ticks(s) {
@@ -195,7 +207,7 @@ export const STATUS_PAGE_SCRIPT = String.raw`
       const res = await fetch(url, { cache: "no-store", headers: { accept: "application/json" } });
       if (!res.ok) throw new Error("status API answered " + res.status);
       const s = await res.json();
-      root.replaceChildren(tiles(s), chart(s), ticks(s), webhookDelivery(s), changeFeed(s), forwarding(s), merchants(s), failedJobs(s));
+      root.replaceChildren(tiles(s), pauses(s), chart(s), ticks(s), webhookDelivery(s), changeFeed(s), forwarding(s), merchants(s), failedJobs(s));
       document.getElementById("generated").textContent = "as of " + time(s.generatedAt);
       banner.hidden = true;
       document.body.dataset.generatedAt = s.generatedAt;

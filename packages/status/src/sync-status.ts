@@ -28,6 +28,39 @@ export interface SyncStatus {
   merchantsTotal: number;
   /** How many of them revoked the connection. */
   merchantsRevoked: number;
+  /** Calls paused by a refusal of Loops, and events Postgres refused to store. */
+  recovery: RecoveryStatus;
+  /** Events stored as `unhandled`, by type (the 50 most frequent), over what retention keeps. */
+  unhandledEvents: UnhandledEventType[];
+}
+
+export interface RecoveryStatus {
+  /** Paused scopes, the application's first; empty while every call may be made. */
+  pauses: UpstreamPauseStatus[];
+  /** Events catch-up met that Postgres can never store (sync.refused_events): recorded, then skipped. */
+  refusedEvents: { total: number; lastDay: number };
+}
+
+export interface UpstreamPauseStatus {
+  /** `application` (every call) or `merchant:<id>`. */
+  scope: string;
+  /** The refusal: `unauthorized`, `insufficient_scope`, `application_suspended` or `scope_not_granted`. */
+  cause: string;
+  /** Loops's wording, shortened, with anything secret-looking masked. */
+  detail: string | null;
+  /** The merchant the probe calls for. */
+  merchantId: string;
+  pausedAt: string;
+  /** When the next probe (one cheap call) is due; calls resume by themselves once one is answered. */
+  nextProbeAt: string;
+  /** Probes refused so far. */
+  probes: number;
+}
+
+export interface UnhandledEventType {
+  type: string;
+  count: number;
+  lastReceivedAt: string;
 }
 
 export interface ScheduledTickStatus {

@@ -50,6 +50,9 @@ export async function createHarness(): Promise<Harness> {
         concurrency: 4,
         pollIntervalMs: 100,
         refreshResourcesAtStart: false,
+        // Configured, as in most deployments: a merchant first learned from a webhook is confirmed and then
+        // reconciled in full (test/worker/confirm-merchant.test.ts), work most tests here do not count on.
+        merchantIds: sandbox.merchantIds,
         // Once a year: a periodic refresh landing mid-test would add calls the tests count.
         resourcesCron: "0 0 1 1 *",
         ...options,

@@ -12,6 +12,7 @@ import { Registry } from "prom-client";
 import { startAdminServer } from "../admin-server.ts";
 import { type DemoForwardEndpoint, startDemoForwardEndpoint } from "../demo-forward-endpoint.ts";
 import { parseCount, parseSeconds } from "../flags.ts";
+import { printMenuSales } from "../print-menu-sales.ts";
 import { createProcessHealth } from "../process-health.ts";
 import { untilSignal } from "../shutdown.ts";
 
@@ -138,6 +139,8 @@ export function createDemoCommand(): Command {
           sql,
           client,
           applicationId: credentials.applicationId,
+          // Known from the start, so the reconcile at start mirrors their brands, menus and locations.
+          merchantIds: sandbox.merchantIds,
           logger: logger.child({ name: "worker" }),
           extraTasks: catchupTasks({
             sql,
@@ -199,6 +202,7 @@ export function createDemoCommand(): Command {
           );
         }
         await printMirror(sql);
+        await printMenuSales(sql);
         const p = progress!;
         console.log(
           `\nmirrored ${p.upToDate} of ${p.upstream} upstream orders at their latest version; ${p.events} events stored`,

@@ -3,9 +3,76 @@ import { type Database, kyselyOver } from "@loops-sync/schema";
 import { Argument, Command, Option } from "commander";
 import { sql } from "kysely";
 import { CliError, EXIT } from "../cli-error.ts";
-import { parseEventId } from "../flags.ts";
+import { parseEventId, parseEventType, parseIsoDate, parseMerchantId } from "../flags.ts";
 import { JSON_FLAG_HELP, printJson } from "../output.ts";
+import { type FailedEventFilter, listFailedEvents, replayFailedEvents } from "../replay-failed-events.ts";
 import { openRuntime } from "../runtime.ts";
+import { createRunProgress } from "./catchup.ts";
+
+interface ReplayOptions extends FailedEventFilter {
+  json?: boolean;
+  failed?: boolean;
+  dryRun?: boolean;
+}
+
+/** One EVENT_ID, or --failed with its filters: anything else is a usage error naming the flag. */
+function checkReplayFlags(eventId: string | undefined, options: ReplayOptions): void {
+  const usage = (line: string) => new CliError(`replay: ${line}`, EXIT.usage);
+  if (eventId && options.failed) {
+    throw usage(
+      "give an EVENT_ID or --failed, not both (--failed replays every failed event its filters take)",
+    );
+  }
+  if (!eventId && !options.failed) {
+    throw usage("give an EVENT_ID, or --failed to replay failed events in bulk (see --help)");
+  }
+  if (!options.failed) {
+    const flag = (["merchantId", "type", "since", "dryRun"] as const).find((k) => options[k] !== undefined);
+    const name = { merchantId: "--merchant", type: "--type", since: "--since", dryRun: "--dry-run" };
+    if (flag)
+      throw usage(`${name[flag]} only works with --failed; drop it, or use --failed instead of an EVENT_ID`);
+  }
+}
+
+/**
+ * `replay --failed`: lists (--dry-run) or puts back every failed event the filters take, in small
+ * transactions, with a progress bar on a terminal.
+ */
+async function replayFailed(options: ReplayOptions): Promise<void> {
+  const runtime = await openRuntime({ name: "replay", poolSize: 2 });
+  const filter: FailedEventFilter = {
+    merchantId: options.merchantId,
+    type: options.type,
+    since: options.since,
+  };
+  try {
+    if (options.dryRun) {
+      const events = await listFailedEvents(runtime.sql, filter);
+      if (options.json) return printJson({ dryRun: true, matched: events.length, events });
+      for (const e of events)
+        console.log(`${e.id} ${e.type} ${e.merchantId} ${e.receivedAt} ${e.error ?? ""}`);
+      console.log(`replay: ${events.length} failed event(s) would be replayed (dry run: nothing changed)`);
+      return;
+    }
+    const progress = createRunProgress("events");
+    try {
+      const result = await replayFailedEvents(runtime.sql, filter, {
+        onBatch: (p) => progress.update("replay", p.replayed, p.replayed / p.total),
+      });
+      progress.stop();
+      if (options.json) return printJson({ dryRun: false, ...result });
+      const types = Object.entries(result.byType).map(([t, n]) => `${n} ${t}`);
+      console.log(
+        `replay: ${result.replayed} failed event(s) queued for the worker in ${result.batches} batch(es)` +
+          (types.length > 0 ? ` (${types.join(", ")})` : ""),
+      );
+    } finally {
+      progress.stop();
+    }
+  } finally {
+    await runtime.close();
+  }
+}
 
 /**
  * Puts a stored event back to `pending` and adds a process_events job for it, in one transaction, so the
@@ -15,11 +82,35 @@ import { openRuntime } from "../runtime.ts";
 export function createReplayCommand(): Command {
   return new Command("replay")
     .description(
-      "re-apply an event already stored in sync.events: reset its outcome to pending and queue it for the worker",
+      "re-apply an event already stored in sync.events (or, with --failed, every failed one the filters take): reset its outcome to pending and queue it for the worker",
     )
-    .addArgument(new Argument("<event-id>", "the stored event, e.g. evt_abc123").argParser(parseEventId))
+    .addArgument(
+      new Argument("[event-id]", "the stored event, e.g. evt_abc123 (or --failed)").argParser(parseEventId),
+    )
+    .addOption(
+      new Option("--failed", "replay every failed event the filters below take, in small transactions"),
+    )
+    .addOption(
+      new Option("--merchant <id>", "with --failed: only this merchant's").argParser(parseMerchantId),
+    )
+    .addOption(
+      new Option(
+        "--type <type>",
+        "with --failed: only this type (order.updated) or family (order.*)",
+      ).argParser(parseEventType),
+    )
+    .addOption(
+      new Option("--since <iso>", "with --failed: only events received at or after this time").argParser(
+        parseIsoDate,
+      ),
+    )
+    .addOption(new Option("--dry-run", "with --failed: list what would be replayed; change nothing"))
     .addOption(new Option("--json", JSON_FLAG_HELP))
-    .action(async (eventId: string, options: { json?: boolean }) => {
+    .action(async (eventId: string | undefined, rawOptions: ReplayOptions & { merchant?: string }) => {
+      const { merchant, ...rest } = rawOptions;
+      const options: ReplayOptions = { ...rest, ...(merchant ? { merchantId: merchant } : {}) };
+      checkReplayFlags(eventId, options);
+      if (!eventId) return await replayFailed(options);
       const runtime = await openRuntime({ name: "replay", poolSize: 2 });
       try {
         const replayed = await runtime.sql.begin(async (tx) => {

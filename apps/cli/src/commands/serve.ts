@@ -96,6 +96,10 @@ async function startParts(
       databaseUrl: runtime.databaseUrl,
       worker: true,
     });
+    const pauseBackoff = {
+      firstSeconds: env.PAUSE_PROBE_FIRST_SECONDS,
+      maxSeconds: env.PAUSE_PROBE_MAX_SECONDS,
+    };
     const worker = await startWorker({
       databaseUrl: runtime.databaseUrl,
       sql,
@@ -103,12 +107,16 @@ async function startParts(
       applicationId: env.LOOPS_APPLICATION_ID,
       concurrency: env.WORKER_CONCURRENCY,
       merchantIds: env.LOOPS_MERCHANT_IDS,
+      resourcesCron: env.RECONCILE_CRON,
       logger: logger.child({ name: "worker" }),
       registry,
+      pauseBackoff,
+      databaseGraceSeconds: env.HEALTH_DATABASE_GRACE_SECONDS,
       extraTasks: {
         ...catchupTasks({
           sql,
           client,
+          pauseBackoff,
           applicationId: env.LOOPS_APPLICATION_ID,
           merchantIds: env.LOOPS_MERCHANT_IDS,
           cron: env.CATCHUP_CRON,

@@ -101,10 +101,20 @@ function printStatus(whole: SyncStatus): void {
     `Loops requests granted in the last second: ${b.grantedLastSecond}` +
       (b.narrowedRps === null ? "" : ` (narrowed to ${b.narrowedRps}/s by a 429 until ${b.narrowedUntil})`),
   );
+  const refused = whole.recovery.refusedEvents;
+  if (refused.total > 0) {
+    console.log(
+      `refused events: ${refused.total} Postgres cannot store (${refused.lastDay} in the last day)`,
+    );
+  }
   for (const job of q.failedJobs.slice(0, 5)) {
     console.log(
       `  failed job ${job.id} ${job.task} (${job.attempts}/${job.maxAttempts}): ${job.lastError ?? ""}`,
     );
+  }
+  if (whole.unhandledEvents.length > 0) {
+    const counts = whole.unhandledEvents.map((u) => `${u.type} ${u.count}`).join(", ");
+    console.log(`unhandled events by type: ${counts}`);
   }
   printChangeFeed(whole.changeFeed, now);
   printForwarding(status);

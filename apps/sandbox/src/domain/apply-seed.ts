@@ -1,6 +1,7 @@
 import type { IdFactory } from "../ids.ts";
 import type { Location } from "./resources.ts";
 import type { SandboxSeed } from "./seed.ts";
+import { seedMenu } from "./seed-menu.ts";
 import type { SandboxStore } from "./store.ts";
 
 const EVERY_DAY = ["sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"];
@@ -10,7 +11,10 @@ const CITY_COORDINATES: Record<string, [number, number]> = {
   Jeddah: [21.5433, 39.1728],
 };
 
-/** Fills an empty store from a seed: applications, channels, merchants with brands, locations, connections. */
+/**
+ * Fills an empty store from a seed: applications, channels, merchants with brands (each with a first menu),
+ * locations, connections.
+ */
 export function applySeed(store: SandboxStore, seed: SandboxSeed, ids: IdFactory, nowIso: string): void {
   for (const app of seed.applications) {
     store.applications.set(app.applicationId, {
@@ -61,6 +65,7 @@ export function applySeed(store: SandboxStore, seed: SandboxSeed, ids: IdFactory
         created_at: nowIso,
         updated_at: nowIso,
       });
+      store.menus.set(b.id, seedMenu(b.id, nowIso));
       for (const l of b.locations) {
         const [lat, lng] = CITY_COORDINATES[l.city] ?? [24.7136, 46.6753];
         const location: Location = {

@@ -14,7 +14,7 @@ export const VAT_RATE = 0.15;
 
 const sar = (amount: number): Money => ({ amount, currency: "SAR" });
 
-interface MenuEntry {
+export interface MenuEntry {
   en: string;
   ar: string;
   sku: string;
@@ -22,7 +22,8 @@ interface MenuEntry {
   modifiers?: { en: string; ar: string; price: number }[];
 }
 
-const MENU: readonly MenuEntry[] = [
+/** What the sandbox's orders are made of; the seeded menus list the same products (domain/seed-menu.ts). */
+export const MENU: readonly MenuEntry[] = [
   {
     en: "Chicken Shawarma",
     ar: "شاورما دجاج",

@@ -75,7 +75,7 @@ export async function claimOrders(
     ))[]
   >`
     with state as materialized (
-      select m.status, case when m.paused_until > now() then m.paused_until end as paused_until
+      select m.status, sync.paused_until(${merchantId}) as paused_until
       from (select 1) as one left join sync.merchants m on m.id = ${merchantId}
     ),
     candidates as materialized (

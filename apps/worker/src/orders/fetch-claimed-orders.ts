@@ -37,7 +37,7 @@ export type Fetched =
   | { kind: "applied"; claim: Claimed; applied: ApplyOrderResult }
   /** The fetch failed, or (`apply`) its commit did (the database refused it, or gave up waiting for a lock). */
   | { kind: "failed"; claim: Claimed; failure: UpstreamFailure; error: unknown; stage: "fetch" | "apply" }
-  /** Not called: a 429 or a revocation had stopped the batch's calls, or the worker is shutting down. */
+  /** Not called: a 429, a pause or a revocation had stopped the batch's calls, or the worker is shutting down. */
   | { kind: "skipped"; claim: Claimed };
 
 /** Everything a batch claimed and what its fetches came to. */
@@ -52,7 +52,7 @@ export interface FetchedClaims {
   heldElsewhere: number;
   /** Rows queued for orders this batch was already fetching when it joined: a new batch takes them at once. */
   heldHere: number;
-  /** The 429 or revocation that stopped the batch's calls. */
+  /** The 429, pause or revocation that stopped the batch's calls. */
   stopped: UpstreamFailure | undefined;
 }
 
@@ -151,7 +151,9 @@ async function fetchClaimedOrder(
       return { kind: "fetched", claim, order, fetchedAt: observeStage(metrics, "fetch", claim.taken_at) };
     } catch (error) {
       const failure = classifyUpstreamFailure(error);
-      if (failure.kind === "rate_limited" || failure.kind === "revoked") batch.stopped ??= failure;
+      if (failure.kind === "rate_limited" || failure.kind === "revoked" || failure.kind === "paused") {
+        batch.stopped ??= failure;
+      }
       return { kind: "failed", claim, failure, error, stage: "fetch" };
     }
   });

@@ -1,4 +1,4 @@
-import { pipelinedTransaction } from "@loops-sync/db";
+import { pipelinedTransaction, planForCurrentSize } from "@loops-sync/db";
 import type { ApplyOrderResult, OrderInput } from "@loops-sync/replica";
 import type { WorkerContext } from "../worker-context.ts";
 import { countApplied, type FetchedOrder, sendFetchedOrders } from "./apply-fetched-orders.ts";
@@ -40,7 +40,7 @@ export function createOrderApplier(ctx: Pick<WorkerContext, "sql" | "metrics" | 
   let queued: (FetchedOrder & { resolve(r: ApplyOrderResult): void; reject(e: unknown): void })[] = [];
   let running = false;
 
-  // Two round trips: BEGIN, the lock timeout and the apply go out together; the settle, the locations
+  // Two round trips: BEGIN, the lock timeout, the plan mode and the apply go out together; the settle, the locations
   // check and COMMIT go out together once the apply has answered (docs/decisions.md, "The applier's commit
   // in two round trips").
   const commit = (group: readonly FetchedOrder[]) =>
@@ -48,8 +48,10 @@ export function createOrderApplier(ctx: Pick<WorkerContext, "sql" | "metrics" | 
       const timeout = tx`select set_config('lock_timeout', ${`${APPLY_LOCK_TIMEOUT_MS}ms`}, true)`.execute();
       // Handled at once: if the connection breaks, the apply's failure is what is reported (no tail then).
       timeout.catch(() => {});
+      // The apply and the settle look events up by id: planned for sync.events as it is now.
+      const planned = planForCurrentSize(tx);
       const sent = await sendFetchedOrders(tx, group);
-      return { result: sent, tail: [timeout, ...sent.tail] };
+      return { result: sent, tail: [timeout, planned, ...sent.tail] };
     }).then(async (sent) => {
       const done = { applied: sent.applied, changes: sent.changes, outcomes: await sent.outcomes };
       countApplied(ctx, done);

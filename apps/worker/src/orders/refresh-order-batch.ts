@@ -1,5 +1,5 @@
-import type { TransactionSql } from "@loops-sync/db";
-import { pauseMerchant, recordChanges, revokeMerchant } from "@loops-sync/replica";
+import { planForCurrentSize, type TransactionSql } from "@loops-sync/db";
+import { enterPause, pauseMerchant, recordChanges, revokeMerchant } from "@loops-sync/replica";
 import type { LimitFunction } from "p-limit";
 import type { WorkerContext } from "../worker-context.ts";
 import { claimOrders, ORDER_BATCH_ROWS } from "./claim-orders.ts";
@@ -57,7 +57,8 @@ export interface OrderBatchResult {
  * Per order: 404 and malformed answers are recorded as failed; 5xx and timeouts hand the order to its own
  * refresh_order job (backoff, visible attempts); an upstream behind its events likewise, and an order whose
  * commit fails (failed too when Postgres refuses its data). A 429 stops the batch's further calls,
- * re-queues what was not fetched and pauses the merchant; 403 connection_not_active revokes it.
+ * re-queues what was not fetched and pauses the merchant; a refusal of the application or of the merchant's
+ * grant does the same and pauses its scope (upstream-pause.ts); 403 connection_not_active revokes it.
  */
 export async function refreshOrderBatch(
   ctx: WorkerContext,
@@ -65,6 +66,8 @@ export async function refreshOrderBatch(
 ): Promise<OrderBatchResult> {
   const { merchantId, signal } = options;
   return await ctx.sql.begin(async (tx): Promise<OrderBatchResult> => {
+    // Its settle (and, without an applier, its apply) look events up by id: planned for the table as it is.
+    void planForCurrentSize(tx);
     const first = await claimOrders(tx, merchantId);
     const { state } = first;
     if (state.status === "revoked") {
@@ -88,14 +91,15 @@ export async function refreshOrderBatch(
   });
 }
 
-/** The batch's end: revoke, or hand off what is left and pause on a 429; tells the refresher what next. */
+/** The batch's end: revoke, or hand off what is left and pause on a 429 or a refusal; tells the refresher what next. */
 async function endOrderBatch(
-  { logger }: WorkerContext,
+  ctx: WorkerContext,
   tx: TransactionSql,
   merchantId: string,
   { rows, heldElsewhere, heldHere, stopped }: FetchedClaims,
   routed: RoutedOrders,
 ): Promise<OrderBatchResult> {
+  const { logger } = ctx;
   if (stopped?.kind === "revoked") {
     await revokeMerchant(tx, merchantId);
     logger.warn({ merchantId }, "connection not active: merchant marked revoked, no more calls");
@@ -107,6 +111,14 @@ async function endOrderBatch(
     logger.warn(
       { merchantId, until: pausedUntil },
       "rate limited by Loops; merchant paused until Retry-After",
+    );
+    return { rows, more: false, pausedUntil };
+  }
+  if (stopped?.kind === "paused") {
+    const pausedUntil = await enterPause(tx, stopped, merchantId, ctx.pauseBackoff);
+    logger.warn(
+      { merchantId, cause: stopped.cause, scope: stopped.scope, until: pausedUntil },
+      "Loops refused the call; calls paused until a probe is accepted",
     );
     return { rows, more: false, pausedUntil };
   }

@@ -14,14 +14,14 @@ const HAND_OFF_DELAY_MS = 1000;
 export interface RoutedOrders {
   /** Orders handed to their own refresh_order jobs: transient failures, and an upstream behind its events. */
   retry: Set<string>;
-  /** Claims put back in the queue: not fetched (a 429 stopped the calls), or refused with a 429. */
+  /** Claims put back in the queue: not fetched (a 429 or a pause stopped the calls), or refused so. */
   requeue: Claimed[];
 }
 
 /**
  * Sorts what the batch could not finish: an upstream that answered older than the claimed events announced,
  * and a transient failure (of the fetch or of the commit), retry the order in its own refresh_order job; a
- * 429 and an order never called go back in the queue; a permanent refusal (404, a malformed answer, data
+ * 429, a pause and an order never called go back in the queue; a permanent refusal (404, a malformed answer, data
  * Postgres refuses) records the order's events as failed, here.
  */
 export async function routeOrderFailures(
@@ -50,7 +50,8 @@ export async function routeOrderFailures(
     const { claim, failure } = f;
     const committing = f.stage === "apply";
     if (!committing) metrics.upstreamFailures.inc({ kind: failure.kind });
-    if (failure.kind === "rate_limited") requeue.push(claim);
+    // A 429 or a pause is no fault of the order: it waits in the queue, its events stay pending.
+    if (failure.kind === "rate_limited" || failure.kind === "paused") requeue.push(claim);
     else if (failure.kind === "transient") {
       retry.add(claim.order_id);
       logger.warn(

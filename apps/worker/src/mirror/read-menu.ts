@@ -1,0 +1,37 @@
+import { classifyUpstreamFailure, type MenuInput } from "@loops-sync/replica";
+import type { CallOptions, MerchantApi } from "../loops-api.ts";
+
+export function invalidResponse(message: string): Error {
+  return Object.assign(new Error(message), { code: "invalid_response" });
+}
+
+/** GET /brands/{id}/menu, checked; undefined when the brand has no menu yet (404). */
+export async function readMenu(
+  api: MerchantApi,
+  brandId: string,
+  options: CallOptions,
+): Promise<MenuInput | undefined> {
+  let read: Partial<MenuInput> | null;
+  try {
+    read = (await api.menus.get(brandId, options)) as Partial<MenuInput> | null;
+  } catch (error) {
+    const failure = classifyUpstreamFailure(error);
+    if (failure.kind === "permanent" && failure.status === 404) return undefined;
+    throw error;
+  }
+  if (!read || read.brand_id !== brandId || !Number.isSafeInteger(read.version)) {
+    throw invalidResponse(`GET /brands/${brandId}/menu answered a body without its brand_id and version`);
+  }
+  return read as MenuInput;
+}
+
+/** GET /brands/{id}, checked. */
+export async function readBrand(
+  api: MerchantApi,
+  brandId: string,
+  options: CallOptions,
+): Promise<{ id: string; updated_at?: string | null }> {
+  const brand = (await api.brands.get(brandId, options)) as { id?: unknown } | null;
+  if (brand?.id !== brandId) throw invalidResponse(`GET /brands/${brandId} answered another brand`);
+  return brand as { id: string };
+}

@@ -1,0 +1,28 @@
+import type { CallOptions, MerchantApi } from "../loops-api.ts";
+import type { ConnectionInput, MerchantInput } from "../upsert-merchant.ts";
+import { invalidResponse } from "./read-menu.ts";
+
+function checkResource<T>(value: unknown, what: string, fields: string[]): T {
+  const v = value as Record<string, unknown> | null;
+  for (const field of fields) {
+    if (typeof v?.[field] !== "string") throw invalidResponse(`${what} answer has no ${field}`);
+  }
+  return value as T;
+}
+
+/** GET /merchant and GET /connection, each checked for the fields the replica keys on. */
+export async function readMerchantAndConnection(
+  api: MerchantApi,
+  options: CallOptions,
+): Promise<{ merchant: MerchantInput; connection: ConnectionInput }> {
+  const merchant = checkResource<MerchantInput>(await api.merchant.get(options), "GET /merchant", [
+    "id",
+    "status",
+  ]);
+  const connection = checkResource<ConnectionInput>(await api.connection.get(options), "GET /connection", [
+    "id",
+    "merchant_id",
+    "status",
+  ]);
+  return { merchant, connection };
+}

@@ -1,0 +1,77 @@
+import {
+  claimDueProbe,
+  classifyUpstreamFailure,
+  probeAccepted,
+  probeRefused,
+  type UpstreamPause,
+} from "@loops-sync/replica";
+import type { WorkerContext } from "./worker-context.ts";
+
+export interface PauseProber {
+  /** Stops looking for due probes and waits for a probe in flight. */
+  stop(): Promise<void>;
+}
+
+export interface PauseProberOptions {
+  /** How often to look for a due probe. Default: a fifth of the first backoff, between 100 ms and 5 s. */
+  everyMs?: number;
+}
+
+/**
+ * Re-probes paused scopes (upstream-pause.ts): whenever a probe is due and no process runs it, this one
+ * makes ONE cheap call for the pause's merchant (GET /orders?limit=1: it passes authentication, suspension
+ * and the orders:read scope the hot path needs). An answer resumes the scope; a refusal waits twice as
+ * long; no answer (network, 5xx, 429) waits longer too, keeping the cause.
+ */
+export function startPauseProber(ctx: WorkerContext, options: PauseProberOptions = {}): PauseProber {
+  const { sql, logger, pauseBackoff } = ctx;
+  const everyMs = options.everyMs ?? Math.min(5000, Math.max(100, (pauseBackoff.firstSeconds * 1000) / 5));
+  const controller = new AbortController();
+  let running: Promise<void> | undefined;
+
+  async function probe(pause: UpstreamPause): Promise<void> {
+    try {
+      await ctx.client.forMerchant(pause.merchantId).orders.list({ limit: 1 }, { signal: controller.signal });
+    } catch (error) {
+      if (controller.signal.aborted) return;
+      const failure = classifyUpstreamFailure(error);
+      const refusedAgain = failure.kind === "paused" && pauseApplies(pause, failure.scope);
+      if (refusedAgain || failure.kind === "transient" || failure.kind === "rate_limited") {
+        const until = await probeRefused(sql, pause.scope, pauseBackoff, refusedAgain ? failure : undefined);
+        logger.warn({ scope: pause.scope, cause: pause.cause, until }, "probe refused; calls stay paused");
+        return;
+      }
+      // Anything else (a 404, a revoked merchant) got past what paused the scope.
+    }
+    await probeAccepted(sql, pause.scope);
+    logger.info({ scope: pause.scope, cause: pause.cause }, "probe accepted; calls to Loops resume");
+  }
+
+  async function tick(): Promise<void> {
+    const pause = await claimDueProbe(sql);
+    if (pause) await probe(pause);
+  }
+
+  const timer = setInterval(() => {
+    if (running) return;
+    running = tick()
+      .catch((error: unknown) => logger.warn({ err: error }, "pause probe failed; trying again later"))
+      .finally(() => {
+        running = undefined;
+      });
+  }, everyMs);
+  timer.unref();
+
+  return {
+    async stop() {
+      clearInterval(timer);
+      controller.abort();
+      await running;
+    },
+  };
+}
+
+/** A merchant's own refusal still holds a merchant scope; only the application's holds the application. */
+function pauseApplies(pause: UpstreamPause, scope: "application" | "merchant"): boolean {
+  return pause.scope === "application" ? scope === "application" : true;
+}

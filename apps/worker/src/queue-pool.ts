@@ -1,0 +1,119 @@
+import { setTimeout as delay } from "node:timers/promises";
+import type { Logger } from "@loops-sync/config";
+import pg from "pg";
+
+export interface QueuePoolOptions {
+  connectionString: string;
+  /** Connections at most. */
+  max: number;
+  /** How long a lost Postgres is waited for (HEALTH_DATABASE_GRACE_SECONDS) before errors go through. */
+  graceMs: number;
+  logger: Logger;
+}
+
+/**
+ * graphile-worker's statements that may be sent again on a new connection when the first one broke: a job's
+ * completion deletes it by id, and its failure only updates rows this pool still locks, so a second run
+ * changes nothing the first did (prepared statement names, graphile-worker 0.18 `sql/completeJobs.ts` and
+ * `sql/failJobs.ts`; `preparedStatements` is on by default).
+ */
+const IDEMPOTENT = /^(complete_jobs?|complete_job_q|fail_job|fail_job_q)\//;
+/** Connection-level errors: nothing was answered, and a new connection may succeed. */
+const LOST_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+]);
+const LOST_MESSAGE = /connection terminated|not queryable|timeout exceeded when trying to connect/i;
+
+/** Whether `error` is Postgres going away rather than an answer from it. */
+export function isConnectionLoss(error: unknown): boolean {
+  if (typeof error !== "object" || error === null) return false;
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  if (
+    typeof code === "string" &&
+    (LOST_CODES.has(code) || code.startsWith("08") || /^57P0[123]$/.test(code))
+  ) {
+    return true;
+  }
+  return typeof message === "string" && LOST_MESSAGE.test(message);
+}
+
+/**
+ * The pg pool graphile-worker runs on, made to ride out a Postgres outage shorter than `graceMs`.
+ * graphile-worker does not await a job's completion (`completeJob(job)` in its worker loop, and its
+ * `withRetries` retries only a few SQLSTATEs), so a completion whose query meets a lost connection is an
+ * unhandled rejection and ends the process. Its documentation lets the caller supply the pool
+ * (`run({ pgPool })`), so the fix lives here: `connect()` waits for Postgres (with backoff, up to `graceMs`)
+ * instead of failing, and a completion or failure statement whose connection broke is sent again on a new
+ * one. Other statements fail as before, and graphile-worker handles them (a job's own failure is retried).
+ */
+export function createQueuePool({ connectionString, max, graceMs, logger }: QueuePoolOptions): pg.Pool {
+  const pool = new pg.Pool({ connectionString, max, application_name: "loops-sync-worker" });
+  const connectOnce = pool.connect.bind(pool) as () => Promise<pg.PoolClient>;
+
+  /** Runs `attempt` again while Postgres is away, until `graceMs` after the first loss. */
+  async function ride<T>(what: string, attempt: () => Promise<T>): Promise<T> {
+    const since = Date.now();
+    for (let wait = 100; ; wait = Math.min(wait * 2, 2000)) {
+      try {
+        return await attempt();
+      } catch (error) {
+        if (!isConnectionLoss(error) || pool.ending || Date.now() - since + wait > graceMs) throw error;
+        logger.debug({ what, error: (error as Error).message, retryInMs: wait }, "Postgres away; waiting");
+        await delay(wait);
+      }
+    }
+  }
+
+  type Query = (...args: unknown[]) => Promise<unknown>;
+  // The pool hands out the same client objects again: each is wrapped once, its own query kept here.
+  const rawQuery = new WeakMap<pg.PoolClient, Query>();
+  const rawQueryOf = (client: pg.PoolClient): Query => {
+    const known = rawQuery.get(client);
+    if (known) return known;
+    const own = client.query.bind(client) as Query;
+    rawQuery.set(client, own);
+    client.query = ((...args: unknown[]) => {
+      const name = (args[0] as { name?: unknown } | null)?.name;
+      if (typeof name !== "string" || !IDEMPOTENT.test(name) || typeof args.at(-1) === "function") {
+        return own(...args);
+      }
+      return own(...args).catch((error: unknown) => {
+        if (!isConnectionLoss(error)) throw error;
+        // Sent again on a new connection, as often as Postgres stays away within the grace.
+        return ride(name, async () => {
+          const fresh = await connectOnce();
+          try {
+            const result = await rawQueryOf(fresh)(...args);
+            fresh.release();
+            return result;
+          } catch (retryError) {
+            fresh.release(retryError as Error);
+            throw retryError;
+          }
+        });
+      });
+    }) as typeof client.query;
+    return own;
+  };
+
+  const connect = (): Promise<pg.PoolClient> =>
+    ride("connect", async () => {
+      const client = await connectOnce();
+      rawQueryOf(client);
+      return client;
+    });
+
+  pool.connect = ((callback?: (...args: unknown[]) => void) => {
+    if (!callback) return connect();
+    connect().then(
+      (client) => callback(undefined, client, client.release.bind(client)),
+      (error: unknown) => callback(error),
+    );
+  }) as typeof pool.connect;
+  return pool;
+}

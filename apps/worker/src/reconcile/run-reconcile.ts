@@ -1,0 +1,118 @@
+import type { Logger } from "@loops-sync/config";
+import type { Sql } from "@loops-sync/db";
+import { causedBy, classifyUpstreamFailure, recordChanges, revokeMerchant } from "@loops-sync/replica";
+import type { LoopsApi } from "../loops-api.ts";
+import { upsertChannels } from "../upsert-locations.ts";
+import { reconcileMerchant } from "./reconcile-merchant.ts";
+
+const RESOURCES = [
+  "merchant",
+  "connection",
+  "location",
+  "channel_connection",
+  "brand",
+  "menu",
+  "job",
+] as const;
+
+export interface RunReconcileOptions {
+  sql: Sql;
+  client: LoopsApi;
+  /** Only this merchant. Default: every active merchant in sync.merchants (and `merchantIds`). */
+  merchantId?: string | undefined;
+  /** Configured merchants (LOOPS_MERCHANT_IDS), recorded as active first. Default: []. */
+  merchantIds?: readonly string[];
+  /** Aborts between and during calls (Ctrl-C). */
+  signal?: AbortSignal;
+  logger?: Logger;
+}
+
+export interface MerchantReconcileResult {
+  merchantId: string;
+  status: "ok" | "revoked" | "failed";
+  apiCalls: number;
+  /** Rows written because upstream differed, per resource (every resource named, 0 when none). */
+  changed: Record<(typeof RESOURCES)[number], number>;
+  error: string | undefined;
+  /** Loops refused the application itself (the CLI exits 4). */
+  refused: boolean;
+}
+
+export interface ReconcileRun {
+  merchants: MerchantReconcileResult[];
+  /** Every request made, the channel catalog's included. */
+  apiCalls: number;
+  failed: string[];
+}
+
+/** `loops-sync refresh`: the reconcile of every active merchant (or one), then the channel catalog, in turn. */
+export async function runReconcile({
+  sql,
+  client,
+  merchantId,
+  merchantIds = [],
+  signal,
+  logger,
+}: RunReconcileOptions): Promise<ReconcileRun> {
+  if (merchantIds.length > 0) {
+    await sql`
+      insert into sync.merchants (id, learned_from) select unnest(${[...merchantIds]}::text[]), 'config'
+      on conflict (id) do nothing`;
+  }
+  const ids = merchantId
+    ? [merchantId]
+    : (await sql<{ id: string }[]>`select id from sync.merchants where status = 'active' order by id`).map(
+        (r) => r.id,
+      );
+  const options = signal ? { signal } : {};
+  const merchants: MerchantReconcileResult[] = [];
+  let channelsFrom: string | undefined;
+  for (const id of ids) {
+    signal?.throwIfAborted();
+    const changed = Object.fromEntries(RESOURCES.map((r) => [r, 0])) as MerchantReconcileResult["changed"];
+    try {
+      const result = await reconcileMerchant(sql, client, id, options);
+      for (const c of result.changes)
+        if (c.resource in changed) changed[c.resource as keyof typeof changed]++;
+      merchants.push({
+        merchantId: id,
+        status: result.revoked ? "revoked" : "ok",
+        apiCalls: result.apiCalls,
+        changed,
+        error: undefined,
+        refused: false,
+      });
+      if (!result.revoked) channelsFrom ??= id;
+    } catch (error) {
+      if (signal?.aborted) throw error;
+      const failure = classifyUpstreamFailure(error);
+      const message = error instanceof Error ? error.message : String(error);
+      if (failure.kind === "revoked") await sql.begin((tx) => revokeMerchant(tx, id));
+      else logger?.warn({ merchantId: id, error: message }, "reconcile failed for a merchant");
+      merchants.push({
+        merchantId: id,
+        status: failure.kind === "revoked" ? "revoked" : "failed",
+        apiCalls: 0,
+        changed,
+        error: message,
+        refused: failure.refused === true,
+      });
+    }
+  }
+  let apiCalls = merchants.reduce((n, m) => n + m.apiCalls, 0);
+  if (channelsFrom) {
+    const channels = await client.forMerchant(channelsFrom).channels.list(options);
+    apiCalls++;
+    const catalog = channels.filter(
+      (c): c is { id: string } => typeof (c as { id?: unknown })?.id === "string",
+    );
+    await sql.begin(async (tx) => {
+      await recordChanges(tx, causedBy(await upsertChannels(tx, catalog), null, "reconcile"));
+    });
+  }
+  return {
+    merchants,
+    apiCalls,
+    failed: merchants.filter((m) => m.status === "failed").map((m) => m.merchantId),
+  };
+}

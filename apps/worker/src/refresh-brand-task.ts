@@ -1,0 +1,50 @@
+import { applyBrands, applyMenuIfNewer, causedBy, recordChanges } from "@loops-sync/replica";
+import type { Task } from "graphile-worker";
+import { readBrand, readMenu } from "./mirror/read-menu.ts";
+import { settleRoutedEvents } from "./settle-events.ts";
+import { parseIds, upstreamTask } from "./upstream-task.ts";
+import type { WorkerContext } from "./worker-context.ts";
+
+/**
+ * refresh_brand (brand.* and menu.* events): GET /brands/{id} and GET /brands/{id}/menu, stored in one
+ * transaction: the brand gated on updated_at, the menu and its rows on version. Settles the brand's events.
+ */
+export function refreshBrandTask(ctx: WorkerContext): Task {
+  const { sql, client } = ctx;
+  return upstreamTask(
+    {
+      name: "refresh_brand",
+      parse: (payload) => parseIds<"refresh_brand">(payload, "brandId"),
+      settle: async ({ merchantId, brandId }, outcome, error) => {
+        await settleRoutedEvents(sql, {
+          merchantId,
+          route: "brand",
+          brandId,
+          receivedBefore: new Date(),
+          outcome,
+          ...(error ? { error } : {}),
+        });
+      },
+      async run({ merchantId, brandId }, state, helpers) {
+        const api = client.forMerchant(merchantId);
+        const options = { signal: helpers.abortSignal };
+        const brand = await readBrand(api, brandId, options);
+        const menu = await readMenu(api, brandId, options);
+        await sql.begin(async (tx) => {
+          const changes = await applyBrands(tx, merchantId, [brand]);
+          const menuChange = menu ? await applyMenuIfNewer(tx, merchantId, menu) : undefined;
+          if (menuChange) changes.push(menuChange);
+          const settled = await settleRoutedEvents(tx, {
+            merchantId,
+            route: "brand",
+            brandId,
+            receivedBefore: state.now,
+            outcome: "applied",
+          });
+          await recordChanges(tx, causedBy(changes, settled.newest));
+        });
+      },
+    },
+    ctx,
+  );
+}

@@ -1,0 +1,55 @@
+import { causedBy, recordChanges, revokeMerchant } from "@loops-sync/replica";
+import type { Task } from "graphile-worker";
+import { readMerchantAndConnection } from "./mirror/read-merchant.ts";
+import { listMerchantLocations } from "./refresh-locations-task.ts";
+import { settleRoutedEvents } from "./settle-events.ts";
+import { replaceMerchantLocations } from "./upsert-locations.ts";
+import { upsertConnection, upsertMerchant } from "./upsert-merchant.ts";
+import { parseIds, upstreamTask } from "./upstream-task.ts";
+import type { WorkerContext } from "./worker-context.ts";
+
+/**
+ * refresh_go_live (business_profile.approved): the merchant, its connection, its locations and their channel
+ * connections, read at once and stored in one transaction: the locations go live at approval, so they are
+ * mirrored with it rather than on the next periodic refresh.
+ */
+export function refreshGoLiveTask(ctx: WorkerContext): Task {
+  const { sql, client } = ctx;
+  return upstreamTask(
+    {
+      name: "refresh_go_live",
+      parse: (payload) => parseIds<"refresh_go_live">(payload),
+      settle: async ({ merchantId }, outcome, error) => {
+        await settleRoutedEvents(sql, {
+          merchantId,
+          route: "go_live",
+          receivedBefore: new Date(),
+          outcome,
+          ...(error ? { error } : {}),
+        });
+      },
+      async run({ merchantId }, state, helpers) {
+        const api = client.forMerchant(merchantId);
+        const options = { signal: helpers.abortSignal };
+        const { merchant, connection } = await readMerchantAndConnection(api, options);
+        const listing = await listMerchantLocations(api, options);
+        await sql.begin(async (tx) => {
+          const changes = [
+            ...(await upsertMerchant(tx, merchant)),
+            ...(await upsertConnection(tx, connection)),
+            ...(await replaceMerchantLocations(tx, merchantId, listing)),
+          ];
+          const settled = await settleRoutedEvents(tx, {
+            merchantId,
+            route: "go_live",
+            receivedBefore: state.now,
+            outcome: "applied",
+          });
+          if (connection.status === "revoked") await revokeMerchant(tx, merchantId);
+          await recordChanges(tx, causedBy(changes, settled.newest));
+        });
+      },
+    },
+    ctx,
+  );
+}
