@@ -192,6 +192,9 @@ export function loopsApiEnv({ apiUrl, authUrl, credentials }: LoopsApi): Record<
     LOOPS_CLIENT_ID: credentials.clientId,
     LOOPS_CLIENT_SECRET: credentials.clientSecret,
     LOOPS_APPLICATION_ID: credentials.applicationId,
+    // The product's default budget (25/s) would pace tests and benches about something else; those about
+    // the budget set LOOPS_MAX_RPS themselves.
+    LOOPS_MAX_RPS: "1000",
   };
 }
 

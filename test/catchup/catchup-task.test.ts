@@ -28,7 +28,7 @@ describe("catchup task in the worker", () => {
   it("rejects a malformed CATCHUP_CRON and builds a keyed crontab line", () => {
     expect(() => catchupCrontab("every 5 minutes")).toThrow(/CATCHUP_CRON: expected 5 cron fields/);
     expect(catchupCrontab("*/2 * * * *")).toBe(
-      "*/2 * * * * catchup ?jobKey=catchup&jobKeyMode=preserve_run_at&max=3",
+      "*/2 * * * * catchup ?jobKey=catchup&jobKeyMode=preserve_run_at&max=3&queue=catchup_ticks",
     );
   });
 
@@ -77,5 +77,11 @@ describe("catchup task in the worker", () => {
       { n: number }[]
     >`select count(*)::int as n from sync.events where outcome = 'pending'`;
     expect(open?.n).toBe(0);
+    // The run at start is a tick over every merchant: recorded with its deadline, the next cron tick.
+    const [tick] = await db.sql<{ items: number; items_done: number; finished: boolean; deadline: Date }[]>`
+      select items, items_done, finished_at is not null as finished, deadline
+      from sync.scheduled_ticks where task = 'catchup'`;
+    expect(tick).toMatchObject({ items: 2, items_done: 2, finished: true });
+    expect((tick?.deadline.getUTCMinutes() ?? -1) % 5).toBe(0);
   });
 });

@@ -1,7 +1,10 @@
 import type { Env, Logger } from "@loops-sync/config";
-import { LoopsClient } from "@loops-sync/loops-client";
+import { connect, requestBudget } from "@loops-sync/db";
+import { LoopsClient, SharedBudgetGate } from "@loops-sync/loops-client";
 
 export interface LoopsClientUse {
+  /** The database holding the deployment's request budget (`LOOPS_MAX_RPS`), shared with every process. */
+  databaseUrl: string;
   /**
    * For the worker: a 429 is thrown at once (never slept on) so the worker pauses the merchant and
    * reschedules the job at Retry-After without holding a job slot. Default: false (commands wait).
@@ -12,15 +15,32 @@ export interface LoopsClientUse {
 /** The Loops API client configured from the environment (the LOOPS_* variables are required by then). */
 export function createLoopsClientFromEnv(
   env: Env,
-  logger?: Logger,
-  { worker = false }: LoopsClientUse = {},
+  logger: Logger | undefined,
+  { databaseUrl, worker = false }: LoopsClientUse,
 ): LoopsClient {
+  // A connection of its own: callers may hold every pooled connection in transactions that wait on the
+  // budget, and the budget must still answer. It closes when idle, so a command exits without waiting.
+  const budgetSql = connect(databaseUrl, {
+    max: 1,
+    idleTimeoutSeconds: 1,
+    applicationName: "loops-sync request-budget",
+  });
+  const budget = requestBudget(budgetSql, { maxRps: env.LOOPS_MAX_RPS });
+  const gate = new SharedBudgetGate({
+    take: budget.take,
+    narrow: budget.narrow,
+    // A batch bigger than a slot's share would only be dropped unspent.
+    maxBatch: Math.max(1, Math.ceil(env.LOOPS_MAX_RPS / 10)),
+    onError: (error) =>
+      logger?.warn({ err: error }, "could not reach the request budget in Postgres; retrying"),
+  });
   return new LoopsClient({
     ...(worker ? { retry: { maxRetryAfterSeconds: 0 } } : {}),
     apiUrl: env.LOOPS_API_URL!,
     authUrl: env.LOOPS_AUTH_URL!,
     clientId: env.LOOPS_CLIENT_ID!,
     clientSecret: env.LOOPS_CLIENT_SECRET!,
+    gate,
     ...(logger ? { logger } : {}),
   });
 }

@@ -2,6 +2,7 @@ import { version } from "@loops-sync/config";
 import type { Sql } from "@loops-sync/db";
 import { type MerchantBacklog, readBacklog } from "@loops-sync/status";
 import { collectDefaultMetrics, Gauge, Registry } from "prom-client";
+import { registerScheduleMetrics } from "./schedule-metrics.ts";
 
 export interface ProcessMetricsOptions {
   /** Default: a new registry. */
@@ -111,6 +112,7 @@ export function registerProcessMetrics({
   }
   registerDeliveryGauges(registry, backlog, merchantLabelsMax);
   registerPauseGauge(registry, sql, onError);
+  registerScheduleMetrics(registry, sql, onError);
   return registry;
 }
 

@@ -1,4 +1,5 @@
 import { Command, InvalidArgumentError, Option } from "commander";
+import { MAX_GENERATED_MERCHANTS, manyMerchantsSeed } from "./domain/many-merchants-seed.ts";
 import { DEFAULT_WEBHOOK_SECRET, loadSeedFile } from "./domain/seed.ts";
 import type { Faults } from "./faults.ts";
 import { type Sandbox, startSandbox } from "./sandbox.ts";
@@ -20,6 +21,7 @@ interface SandboxFlags {
   port: number;
   host: string;
   seedFile?: string;
+  merchants?: number;
   timeScale: number;
   randomSeed: number;
   webhookUrl?: string[];
@@ -70,10 +72,15 @@ export function describeStartup(
     ? `webhooks to ${webhookUrls.join(", ")}`
     : "no webhook endpoint (add --webhook-url http://127.0.0.1:8080/webhooks/loops)";
   return [
-    `Loops sandbox listening on ${sandbox.url} (API ${sandbox.apiUrl}, token ${sandbox.authUrl}, admin ${sandbox.url}/admin); demo client ${clientId} / ${clientSecret}, application ${applicationId}, merchants ${sandbox.merchantIds.join(" ")}; ${delivery}`,
+    `Loops sandbox listening on ${sandbox.url} (API ${sandbox.apiUrl}, token ${sandbox.authUrl}, admin ${sandbox.url}/admin); demo client ${clientId} / ${clientSecret}, application ${applicationId}, merchants ${listMerchants(sandbox.merchantIds)}; ${delivery}`,
     "Point loops-sync at it with:",
     `  LOOPS_API_URL=${sandbox.apiUrl} LOOPS_AUTH_URL=${sandbox.authUrl} LOOPS_CLIENT_ID=${clientId} LOOPS_CLIENT_SECRET=${clientSecret} LOOPS_APPLICATION_ID=${applicationId} LOOPS_WEBHOOK_SECRETS=${secrets.join(",")}`,
   ].join("\n");
+}
+
+// Thousands of generated merchants would drown the startup line.
+function listMerchants(ids: readonly string[]): string {
+  return ids.length <= 10 ? ids.join(" ") : `${ids[0]} … ${ids.at(-1)} (${ids.length})`;
 }
 
 /** `loops-sync sandbox`: a local Loops API with webhooks, order generator and faults. */
@@ -91,6 +98,20 @@ export function createSandboxCommand(): Command {
     .option(
       "--seed-file <path>",
       "JSON seed of applications, channels, merchants, brands and locations (default: two demo merchants)",
+    )
+    .addOption(
+      new Option(
+        "--merchants <n>",
+        "seed this many generated merchants (mer_t00001 …, one brand and location each) instead of the demo two",
+      )
+        .argParser(
+          number(`a number of merchants from 1 to ${MAX_GENERATED_MERCHANTS}`, {
+            min: 1,
+            max: MAX_GENERATED_MERCHANTS,
+            integer: true,
+          }),
+        )
+        .conflicts("seedFile"),
     )
     .addOption(
       new Option("--time-scale <n>", "sandbox seconds per real second (3600: an hour per second)")
@@ -171,6 +192,7 @@ export function createSandboxCommand(): Command {
         randomSeed: flags.randomSeed,
         faults: faultsFrom(flags),
         ...(flags.seedFile ? { seed: await loadSeedFile(flags.seedFile) } : {}),
+        ...(flags.merchants ? { seed: manyMerchantsSeed(flags.merchants) } : {}),
         webhooks: (flags.webhookUrl ?? []).map((url) => ({ url, secrets, ...(types ? { types } : {}) })),
         ...(flags.generateRate > 0
           ? { generator: { ratePerSecond: flags.generateRate, advanceEveryMs: flags.advanceEveryMs } }

@@ -1,6 +1,7 @@
 export { SandboxClock, type SandboxClockOptions } from "./clock.ts";
 export { createSandboxCommand, describeStartup } from "./command.ts";
 export { EVENT_RETENTION_MS, matchesTypes } from "./domain/event-log.ts";
+export { MAX_GENERATED_MERCHANTS, manyMerchantsSeed } from "./domain/many-merchants-seed.ts";
 export { computeTotals, VAT_RATE } from "./domain/order-factory.ts";
 export type * from "./domain/resources.ts";
 export {

@@ -34,6 +34,9 @@ export interface MerchantApi {
 }
 
 export interface LoopsApi {
-  /** A view that sends Service-Merchant-Id on every call. */
-  forMerchant(merchantId: string): MerchantApi;
+  /**
+   * A view that sends Service-Merchant-Id on every call. `live` calls go first within the shared request
+   * budget (LOOPS_MAX_RPS); the default is background.
+   */
+  forMerchant(merchantId: string, options?: { priority?: "live" | "background" }): MerchantApi;
 }

@@ -1,8 +1,9 @@
 import type { Logger } from "@loops-sync/config";
 import type { Sql, TaskPayloads } from "@loops-sync/db";
-import { enqueueJob, type PauseBackoff } from "@loops-sync/replica";
+import { enqueueJob, type PauseBackoff, type ScheduledTick, startScheduledTick } from "@loops-sync/replica";
 import type { TaskList } from "graphile-worker";
 import type { CatchupApi } from "./catchup-api.ts";
+import { listActiveMerchants } from "./list-active-merchants.ts";
 import { runCatchup } from "./run-catchup.ts";
 
 /** Payload of the `catchup` task: one merchant, or every active one when absent. */
@@ -15,6 +16,10 @@ export interface CatchupTaskOptions {
   applicationId?: string | undefined;
   /** LOOPS_MERCHANT_IDS. Default: []. */
   merchantIds?: readonly string[];
+  /** CATCHUP_CRON: a whole run should end before its next tick; one that does not is recorded as overran. */
+  cron?: string;
+  /** Merchants caught up at once. Default: 8. */
+  concurrency?: number;
   /** How long a scope paused by a refusal of Loops waits between probes. Default: 30 s up to 15 min. */
   pauseBackoff?: PauseBackoff;
   /** Default: none. */
@@ -23,6 +28,8 @@ export interface CatchupTaskOptions {
 
 /** The job key shared by the cron line, the run at start and `scheduleCatchup`, so runs never pile up. */
 const JOB_KEY = "catchup";
+/** Whole runs go through this graphile-worker queue: one at a time, so a slow one is followed, never overlapped. */
+const QUEUE = "catchup_ticks";
 /** A failed run is retried this often before the next cron tick takes over. */
 const MAX_ATTEMPTS = 3;
 
@@ -35,22 +42,39 @@ export function catchupTasks({
   client,
   applicationId,
   merchantIds = [],
+  cron = "*/5 * * * *",
+  concurrency = 8,
   pauseBackoff,
   logger,
 }: CatchupTaskOptions): TaskList {
   return {
     async catchup(rawPayload, helpers) {
       const merchantId = (rawPayload as CatchupPayload | null)?.merchantId;
+      // A run over every merchant is a tick of CATCHUP_CRON: recorded, so an overrun shows.
+      let tick: ScheduledTick | undefined;
+      if (typeof merchantId !== "string") {
+        const merchants = await listActiveMerchants(sql, merchantIds);
+        tick = await startScheduledTick(sql, { task: "catchup", cron, items: merchants.length });
+      }
       const result = await runCatchup({
         sql,
         client,
         applicationId,
         merchantIds,
+        concurrency,
         ...(typeof merchantId === "string" ? { merchantId } : {}),
+        onMerchantDone: () => tick?.itemDone(),
         ...(pauseBackoff ? { pauseBackoff } : {}),
         signal: helpers.abortSignal,
         ...(logger ? { logger } : {}),
       });
+      const ended = await tick?.finish();
+      if (ended?.overran) {
+        logger?.warn(
+          { durationSeconds: ended.durationSeconds, merchants: result.merchants.length },
+          "catch-up run took longer than CATCHUP_CRON's interval; raise LOOPS_MAX_RPS or space the schedule",
+        );
+      }
       logger?.info(
         {
           merchants: result.merchants.length,
@@ -78,7 +102,7 @@ export function catchupCrontab(cron = "*/5 * * * *"): string {
       `CATCHUP_CRON: expected 5 cron fields like "*/5 * * * *", got ${JSON.stringify(cron)}`,
     );
   }
-  return `${cron.trim()} catchup ?jobKey=${JOB_KEY}&jobKeyMode=preserve_run_at&max=${MAX_ATTEMPTS}`;
+  return `${cron.trim()} catchup ?jobKey=${JOB_KEY}&jobKeyMode=preserve_run_at&max=${MAX_ATTEMPTS}&queue=${QUEUE}`;
 }
 
 /** Adds a `catchup` job now (call it once the worker has started, for the run at start). */
@@ -90,5 +114,6 @@ export async function scheduleCatchup(sql: Sql, payload: CatchupPayload = {}): P
     jobKey: key,
     jobKeyMode: "preserve_run_at",
     maxAttempts: MAX_ATTEMPTS,
+    ...(payload.merchantId ? {} : { queueName: QUEUE }),
   });
 }

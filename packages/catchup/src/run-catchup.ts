@@ -1,6 +1,6 @@
 import type { Logger } from "@loops-sync/config";
 import type { Sql } from "@loops-sync/db";
-import type { PauseBackoff } from "@loops-sync/replica";
+import { type PauseBackoff, runInLanes } from "@loops-sync/replica";
 import { type CatchupApi, requestCount } from "./catchup-api.ts";
 import { type CatchupProgress, catchupMerchant, type MerchantCatchupResult } from "./catchup-merchant.ts";
 import { listActiveMerchants } from "./list-active-merchants.ts";
@@ -28,10 +28,17 @@ export interface RunCatchupOptions {
    * operator's command), instead of skipping it until the next run (the scheduled task). Default: false.
    */
   waitWhenPaused?: boolean;
+  /**
+   * Merchants caught up at once. The shared request budget takes turns among them, so one merchant's long
+   * backlog holds one lane, not the run. Default: 8.
+   */
+  concurrency?: number;
   /** How long a scope paused by a refusal of Loops waits between probes. Default: 30 s up to 15 min. */
   pauseBackoff?: PauseBackoff;
   /** Called after each stored page. Default: none. */
   onProgress?: (progress: CatchupProgress) => void;
+  /** Called when a merchant's run ended, whatever its outcome. Default: none. */
+  onMerchantDone?: (result: MerchantCatchupResult) => void;
   /** Cancels between calls; the cursor keeps what was stored. Default: none. */
   signal?: AbortSignal;
   /** Default: none. */
@@ -51,8 +58,9 @@ export interface CatchupResult {
 }
 
 /**
- * Catches up every active merchant (or one) from the event log, one after another so a 429 for one does
- * not multiply across concurrent runs. A failing merchant is recorded and the others still run.
+ * Catches up every active merchant (or one) from the event log, a few merchants at once (`concurrency`);
+ * the request budget (LOOPS_MAX_RPS) paces them and a 429 narrows it for everyone. A failing merchant is
+ * recorded and the others still run.
  */
 export async function runCatchup({
   sql,
@@ -64,8 +72,10 @@ export async function runCatchup({
   listThreshold = 2,
   initialBackfill = true,
   waitWhenPaused = false,
+  concurrency = 8,
   pauseBackoff,
   onProgress,
+  onMerchantDone,
   signal,
   logger,
 }: RunCatchupOptions): Promise<CatchupResult> {
@@ -74,11 +84,11 @@ export async function runCatchup({
   }
   const callsBefore = requestCount(client);
   const merchants = merchantId ? [merchantId] : await listActiveMerchants(sql, merchantIds);
-  const results: MerchantCatchupResult[] = [];
-  for (const id of merchants) {
-    signal?.throwIfAborted();
-    results.push(
-      await catchupMerchant({
+  const results = await runInLanes(
+    merchants,
+    concurrency,
+    async (id) => {
+      const result = await catchupMerchant({
         sql,
         client,
         merchantId: id,
@@ -91,9 +101,12 @@ export async function runCatchup({
         signal,
         onProgress,
         logger,
-      }),
-    );
-  }
+      });
+      onMerchantDone?.(result);
+      return result;
+    },
+    signal,
+  );
   const eventsStored = results.reduce((n, r) => n + r.eventsStored, 0);
   const apiCalls = requestCount(client) - callsBefore;
   return {

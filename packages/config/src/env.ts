@@ -119,6 +119,8 @@ const schema = z.object({
   WORKER_CONCURRENCY: positiveInt.default(8),
   CATCHUP_CRON: cron.default("*/5 * * * *"),
   RECONCILE_CRON: cron.default("*/15 * * * *"),
+  /** Requests per second to Loops for every process of the deployment together (held in Postgres). */
+  LOOPS_MAX_RPS: positiveInt.default(25),
   RETENTION_DAYS: positiveInt.default(35),
   STATUS_PAGE: bool.default(true),
   /** The admin listener (/metrics, /status, /healthz, /readyz); unset falls back to METRICS_PORT, then 9091. */

@@ -10,17 +10,24 @@ export interface ConnectOptions {
   connectTimeoutSeconds?: number;
   /** Application name shown in pg_stat_activity. Default: "loops-sync". */
   applicationName?: string;
+  /** Seconds an idle connection stays open. Default: 30. */
+  idleTimeoutSeconds?: number;
 }
 
 /** A postgres.js pool with the settings loops-sync relies on (prepared statements, quiet notices, UTC). */
 export function connect(
   url: string,
-  { max = 10, connectTimeoutSeconds = 5, applicationName = "loops-sync" }: ConnectOptions = {},
+  {
+    max = 10,
+    connectTimeoutSeconds = 5,
+    applicationName = "loops-sync",
+    idleTimeoutSeconds = 30,
+  }: ConnectOptions = {},
 ): Sql {
   return postgres(url, {
     max,
     connect_timeout: connectTimeoutSeconds,
-    idle_timeout: 30,
+    idle_timeout: idleTimeoutSeconds,
     prepare: true,
     onnotice: () => {},
     connection: { application_name: applicationName, timezone: "UTC" },

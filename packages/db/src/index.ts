@@ -42,6 +42,13 @@ export {
 } from "./pipelined.ts";
 export { planForCurrentSize } from "./plan-for-current-size.ts";
 export { type PruneOptions, type PruneResult, pruneFinished } from "./prune.ts";
+export {
+  type RequestBudget,
+  type RequestBudgetGrant,
+  type RequestBudgetOptions,
+  readRequestBudget,
+  requestBudget,
+} from "./request-budget.ts";
 export { payloadField, type TaskName, type TaskPayloads, taskName } from "./tasks.ts";
 export { type UnstorableReason, unstorableReason } from "./unstorable-reason.ts";
 export { withTimeout } from "./with-timeout.ts";

@@ -10,8 +10,15 @@ export {
   LoopsValidationError,
 } from "./errors.ts";
 export type { HttpFetch, HttpRequestInit, HttpResponse } from "./http.ts";
-export { LoopsClient, type LoopsClientOptions } from "./loops-client.ts";
+export { LoopsClient, type LoopsClientOptions, type MerchantClientOptions } from "./loops-client.ts";
 export { MerchantClient } from "./merchant-client.ts";
+export type {
+  BudgetGrant,
+  GateTicket,
+  RequestGate,
+  RequestPriority,
+  TakeTokens,
+} from "./request-gate.ts";
 export type { ClientStatsSnapshot, RequestInfo } from "./request-stats.ts";
 export type { BrandsResource } from "./resources/brands.ts";
 export type { BusinessProfileResource } from "./resources/business-profile.ts";
@@ -56,6 +63,7 @@ export {
   type OrderStatusChange,
   type OrderTotals,
 } from "./schemas/order.ts";
+export { SharedBudgetGate, type SharedBudgetGateOptions } from "./shared-budget-gate.ts";
 export type { LoopsClientLogger } from "./transport.ts";
 export type {
   BusinessProfileDetailsParams,

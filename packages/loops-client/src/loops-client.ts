@@ -2,6 +2,7 @@ import { inspect } from "node:util";
 import { z } from "zod";
 import { createUndiciFetch, type HttpFetch } from "./http.ts";
 import { MerchantClient } from "./merchant-client.ts";
+import type { RequestGate, RequestPriority } from "./request-gate.ts";
 import { type ClientStatsSnapshot, type RequestInfo, RequestStats } from "./request-stats.ts";
 import { MerchantsResource } from "./resources/merchant.ts";
 import { type RetryOptions, resolveRetryPolicy } from "./retry-policy.ts";
@@ -33,6 +34,17 @@ export interface LoopsClientOptions {
   userAgent?: string;
   /** Called after every HTTP request to the API, retries included. Default: none. */
   onRequest?: (info: RequestInfo) => void;
+  /**
+   * Awaited before every attempt, the token request included (as `live`), and told about each 429: a
+   * request budget shared with other processes (`SharedBudgetGate`). Default: none, nothing waits.
+   */
+  gate?: RequestGate;
+}
+
+/** Options of `forMerchant`. */
+export interface MerchantClientOptions {
+  /** `live` for order fetches a webhook is waiting on; everything else `background`. Default `background`. */
+  priority?: RequestPriority;
 }
 
 const OptionsSchema = z.object({
@@ -68,17 +80,25 @@ export class LoopsClient {
     logger,
     userAgent = "loops-sync-client/0.1",
     onRequest,
+    gate,
   }: LoopsClientOptions) {
     validateInput(OptionsSchema, { apiUrl, authUrl, clientId, clientSecret, timeoutMs });
     const fetchImpl: HttpFetch = (url, init) => fetch(url, init);
     this.#apiUrl = apiUrl;
     this.#clientId = clientId;
     this.#stats = new RequestStats(onRequest);
+    // The token request spends the budget too, ahead of background work: every call waits on it.
+    const tokenFetch: HttpFetch = gate
+      ? async (url, init) => {
+          await gate.acquire({ priority: "live", merchantId: undefined });
+          return fetch(url, init);
+        }
+      : fetchImpl;
     const tokens = new TokenSource({
       authUrl,
       clientId,
       clientSecret,
-      fetch: fetchImpl,
+      fetch: tokenFetch,
       timeoutMs,
       userAgent,
       onTokenRequest: () => this.#stats.recordTokenRequest(),
@@ -93,6 +113,7 @@ export class LoopsClient {
       userAgent,
       logger,
       stats: this.#stats,
+      gate,
       onUnknownValue: (field, value) => {
         const key = `${field}\u0000${value}`;
         if (seen.has(key) || seen.size >= MAX_REMEMBERED_UNKNOWN_VALUES) return;
@@ -104,9 +125,9 @@ export class LoopsClient {
   }
 
   /** The API as one merchant: every call carries its Service-Merchant-Id. */
-  forMerchant(merchantId: string): MerchantClient {
+  forMerchant(merchantId: string, { priority = "background" }: MerchantClientOptions = {}): MerchantClient {
     validateInput(merchantIdRule, merchantId, "merchantId");
-    return new MerchantClient(this.#transport, merchantId);
+    return new MerchantClient(this.#transport, merchantId, priority);
   }
 
   /** Counters since creation or `resetStats()`: requests by endpoint, token requests, retries. */

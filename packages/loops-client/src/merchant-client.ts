@@ -1,3 +1,4 @@
+import type { RequestPriority } from "./request-gate.ts";
 import { BrandsResource } from "./resources/brands.ts";
 import { BusinessProfileResource } from "./resources/business-profile.ts";
 import { ChannelsResource } from "./resources/channels.ts";
@@ -29,18 +30,18 @@ export class MerchantClient {
   readonly jobs: JobsResource;
   readonly sandbox: SandboxResource;
 
-  constructor(transport: Transport, merchantId: string) {
+  constructor(transport: Transport, merchantId: string, priority: RequestPriority = "background") {
     this.merchantId = merchantId;
-    this.orders = new OrdersResource(transport, merchantId);
-    this.events = new EventsResource(transport, merchantId);
-    this.connection = new ConnectionResource(transport, merchantId);
-    this.channels = new ChannelsResource(transport, merchantId);
-    this.locations = new LocationsResource(transport, merchantId);
-    this.merchant = new MerchantProfileResource(transport, merchantId);
-    this.businessProfile = new BusinessProfileResource(transport, merchantId);
-    this.brands = new BrandsResource(transport, merchantId);
-    this.menus = new MenusResource(transport, merchantId);
-    this.jobs = new JobsResource(transport, merchantId);
-    this.sandbox = new SandboxResource(transport, merchantId);
+    this.orders = new OrdersResource(transport, merchantId, priority);
+    this.events = new EventsResource(transport, merchantId, priority);
+    this.connection = new ConnectionResource(transport, merchantId, priority);
+    this.channels = new ChannelsResource(transport, merchantId, priority);
+    this.locations = new LocationsResource(transport, merchantId, priority);
+    this.merchant = new MerchantProfileResource(transport, merchantId, priority);
+    this.businessProfile = new BusinessProfileResource(transport, merchantId, priority);
+    this.brands = new BrandsResource(transport, merchantId, priority);
+    this.menus = new MenusResource(transport, merchantId, priority);
+    this.jobs = new JobsResource(transport, merchantId, priority);
+    this.sandbox = new SandboxResource(transport, merchantId, priority);
   }
 }

@@ -3,6 +3,7 @@ import { classifyFetchError } from "./classify-fetch-error.ts";
 import { LoopsApiError, LoopsNetworkError, LoopsResponseError, LoopsTimeoutError } from "./errors.ts";
 import type { HttpFetch } from "./http.ts";
 import { readProblem } from "./problem.ts";
+import type { RequestGate, RequestPriority } from "./request-gate.ts";
 import { requestSignal } from "./request-signal.ts";
 import type { RequestStats } from "./request-stats.ts";
 import { backoffDelayMs, type RetryPolicy, sleep } from "./retry-policy.ts";
@@ -32,6 +33,8 @@ export interface RequestSpec<S extends z.ZodType> {
   idempotencyKey?: string | undefined;
   schema: S;
   signal?: AbortSignal | undefined;
+  /** The share of the request budget it draws on. Default `background`. */
+  priority?: RequestPriority | undefined;
 }
 
 export interface TransportOptions {
@@ -44,6 +47,8 @@ export interface TransportOptions {
   logger: LoopsClientLogger | undefined;
   stats: RequestStats;
   onUnknownValue: UnknownValueSink;
+  /** Awaited before each attempt; told about 429s. Default: none (no budget). */
+  gate?: RequestGate | undefined;
 }
 
 export const TOKEN_ROUTE = "{auth_url}";
@@ -67,6 +72,7 @@ export class Transport {
         return await this.#attempt(spec, attempt);
       } catch (error) {
         if (spec.signal?.aborted) throw spec.signal.reason;
+        this.#tellGate(error);
         if (
           error instanceof LoopsApiError &&
           error.status === 401 &&
@@ -134,6 +140,7 @@ export class Transport {
       headers["content-type"] = "application/json";
       body = JSON.stringify(spec.json);
     }
+    await this.#passGate(spec);
     const { signal, done } = requestSignal(spec.signal, timeoutMs);
     const started = performance.now();
     let status: number | undefined;
@@ -160,6 +167,21 @@ export class Transport {
         durationMs: performance.now() - started,
       });
     }
+  }
+
+  // The request budget's hook (LOOPS_MAX_RPS): waiting here is not part of the attempt's timeout.
+  async #passGate(spec: RequestSpec<z.ZodType>): Promise<void> {
+    const { gate } = this.#o;
+    if (!gate) return;
+    await gate.acquire({
+      priority: spec.priority ?? "background",
+      merchantId: spec.merchantId,
+      signal: spec.signal,
+    });
+  }
+
+  #tellGate(error: unknown): void {
+    if (error instanceof LoopsApiError && error.status === 429) this.#o.gate?.rateLimited?.(error.retryAfter);
   }
 
   #url(spec: RequestSpec<z.ZodType>): string {

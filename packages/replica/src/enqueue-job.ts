@@ -19,6 +19,8 @@ export interface JobSpec<K extends TaskName = TaskName> {
   /** The merchant whose API calls the job makes: flags it so a paused merchant's jobs are not picked. */
   merchantId?: string;
   flags?: string[];
+  /** Jobs of one named queue run one at a time, in order. Default: none (any free slot). */
+  queueName?: string;
 }
 
 /**
@@ -34,6 +36,7 @@ export async function enqueueJob<K extends TaskName>(
     select graphile_worker.add_job(
       ${spec.task},
       ${JSON.stringify(spec.payload)}::text::json,
+      queue_name => ${spec.queueName ?? null}::text,
       run_at => ${spec.runAt ?? null}::timestamptz,
       max_attempts => ${spec.maxAttempts ?? DEFAULT_MAX_ATTEMPTS},
       job_key => ${spec.jobKey ?? null}::text,

@@ -35,6 +35,13 @@ export {
   type ResourceChange,
   recordChanges,
 } from "./record-changes.ts";
+export { runInLanes } from "./run-in-lanes.ts";
+export {
+  nextCronTick,
+  type ScheduledTick,
+  type StartTickOptions,
+  startScheduledTick,
+} from "./scheduled-tick.ts";
 export {
   type OrderEventsToSettle,
   type OrderWrite,

@@ -704,6 +704,29 @@ export interface SyncRefusedEvents {
   refused_at: Generated<Timestamp>;
 }
 
+/** Table sync.request_budget. */
+export interface SyncRequestBudget {
+  name: Generated<string>;
+  slot: Generated<number>;
+  used: Generated<number[]>;
+  narrowed_rps: number | null;
+  narrowed_at: Timestamp | null;
+  narrowed_until: Timestamp | null;
+}
+
+/** Table sync.scheduled_ticks. */
+export interface SyncScheduledTicks {
+  task: string;
+  started_at: Timestamp;
+  deadline: Timestamp | null;
+  finished_at: Timestamp | null;
+  items: Generated<number>;
+  items_done: Generated<number>;
+  last_duration_seconds: number | null;
+  last_overran: Generated<boolean>;
+  overruns: Generated<number>;
+}
+
 /** Table sync.upstream_pauses. */
 export interface SyncUpstreamPauses {
   scope: string;
@@ -772,6 +795,8 @@ export interface Database {
   "sync.migrations": SyncMigrations;
   "sync.order_refresh": SyncOrderRefresh;
   "sync.refused_events": SyncRefusedEvents;
+  "sync.request_budget": SyncRequestBudget;
+  "sync.scheduled_ticks": SyncScheduledTicks;
   "sync.upstream_pauses": SyncUpstreamPauses;
   "sync.worker_pools": SyncWorkerPools;
 }

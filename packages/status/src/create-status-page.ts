@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { Sql } from "@loops-sync/db";
 import { Hono } from "hono";
+import { type MerchantPage, pageMerchants } from "./page-merchants.ts";
 import { readSyncStatus } from "./read-sync-status.ts";
 import { readWebhookDelivery } from "./read-webhook-delivery.ts";
 import { renderStatusPageHtml } from "./render-status-page-html.ts";
@@ -49,9 +50,19 @@ export function createStatusPage({ sql, refreshMs = 2000, onError = () => {} }: 
   });
   app.get("/api", async function statusApi(c) {
     c.header("Cache-Control", "no-store");
+    const page = readMerchantPage(c.req.query());
+    if (typeof page === "string") {
+      return c.json(
+        { type: "about:blank", title: "Bad query", status: 400, code: "invalid_query", detail: page },
+        400,
+        {
+          "content-type": "application/problem+json",
+        },
+      );
+    }
     try {
       const [status, webhookDelivery] = await Promise.all([readSyncStatus(sql), readWebhookDelivery(sql)]);
-      return c.json({ ...status, webhookDelivery });
+      return c.json(pageMerchants({ ...status, webhookDelivery }, page));
     } catch (error) {
       onError(error);
       return c.json(
@@ -61,4 +72,23 @@ export function createStatusPage({ sql, refreshMs = 2000, onError = () => {} }: 
     }
   });
   return app;
+}
+
+const WHOLE = /^(0|[1-9][0-9]{0,6})$/;
+
+/** `?sort=lag|id&limit=N&offset=N` (all optional), or what is wrong with it. */
+function readMerchantPage(query: Record<string, string>): MerchantPage | string {
+  const { sort, limit, offset } = query;
+  if (sort !== undefined && sort !== "lag" && sort !== "id")
+    return `sort: expected "lag" or "id", got "${sort}"`;
+  if (limit !== undefined && (!WHOLE.test(limit) || Number(limit) < 1)) {
+    return `limit: expected a whole number above 0, got "${limit}"`;
+  }
+  if (offset !== undefined && !WHOLE.test(offset))
+    return `offset: expected a whole number, 0 or more, got "${offset}"`;
+  return {
+    ...(sort ? { sort } : {}),
+    ...(limit ? { limit: Number(limit) } : {}),
+    ...(offset ? { offset: Number(offset) } : {}),
+  };
 }

@@ -1,5 +1,6 @@
 export { createStatusPage, StatusPageError, type StatusPageOptions } from "./create-status-page.ts";
 export { type AttentionItem, needsAttention } from "./needs-attention.ts";
+export { type MerchantPage, merchantLag, pageMerchants } from "./page-merchants.ts";
 export { type MerchantBacklog, readBacklog } from "./read-backlog.ts";
 export { type ChangeFeedStatus, readChangeFeed } from "./read-change-feed.ts";
 export { readEventsPerMinute } from "./read-events-per-minute.ts";
@@ -7,6 +8,7 @@ export { type DeadChange, type ForwardingStatus, readForwarding } from "./read-f
 export { readMerchantStatuses } from "./read-merchant-statuses.ts";
 export { readQueueStatus } from "./read-queue-status.ts";
 export { readRecoveryStatus } from "./read-recovery-status.ts";
+export { readRequestBudgetStatus, readScheduledTicks } from "./read-scheduled-ticks.ts";
 export { readSyncStatus } from "./read-sync-status.ts";
 export { readTableSizes, type TableSize } from "./read-table-sizes.ts";
 export { readUnhandledEvents } from "./read-unhandled-events.ts";
@@ -22,6 +24,8 @@ export {
   type OutcomeCounts,
   type QueueStatus,
   type RecoveryStatus,
+  type RequestBudgetStatus,
+  type ScheduledTickStatus,
   type SyncStatus,
   type UnhandledEventType,
   type UpstreamPauseStatus,

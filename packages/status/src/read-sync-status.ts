@@ -5,6 +5,7 @@ import { readForwarding } from "./read-forwarding.ts";
 import { readMerchantStatuses } from "./read-merchant-statuses.ts";
 import { readQueueStatus } from "./read-queue-status.ts";
 import { readRecoveryStatus } from "./read-recovery-status.ts";
+import { readRequestBudgetStatus, readScheduledTicks } from "./read-scheduled-ticks.ts";
 import { readUnhandledEvents } from "./read-unhandled-events.ts";
 import type { SyncStatus } from "./sync-status.ts";
 
@@ -23,6 +24,8 @@ export async function readSyncStatus(sql: Sql): Promise<SyncStatus> {
     const changeFeed = await readChangeFeed(tx);
     const forwarding = await readForwarding(tx);
     const recovery = await readRecoveryStatus(tx);
+    const scheduledTicks = await readScheduledTicks(tx);
+    const requestBudget = await readRequestBudgetStatus(tx);
     return {
       generatedAt: now.toISOString(),
       merchants,
@@ -33,6 +36,10 @@ export async function readSyncStatus(sql: Sql): Promise<SyncStatus> {
       changeFeed,
       forwarding,
       recovery,
+      scheduledTicks,
+      requestBudget,
+      merchantsTotal: merchants.length,
+      merchantsRevoked: merchants.filter((m) => m.revoked).length,
     };
   }) as Promise<SyncStatus>;
 }

@@ -8,6 +8,9 @@ export const STATUS_PAGE_SCRIPT = String.raw`
   const root = document.getElementById("status");
   const refreshMs = Number(root.dataset.refreshMs);
   const api = location.pathname.replace(/\/+$/, "") + "/api";
+  // Thousands of merchants: the page asks for one page of them, most behind first.
+  const PAGE = 100;
+  const view = { sort: "lag", offset: 0 };
   const COLORS = { applied: "#2e7d32", pending: "#f9a825", stale: "#78909c", ignored_self: "#90caf9",
     unhandled: "#8e24aa", failed: "#c62828", skipped_revoked: "#6d4c41" };
   const color = (o) => COLORS[o] || "#455a64";
@@ -24,7 +27,7 @@ export const STATUS_PAGE_SCRIPT = String.raw`
   const cell = (field, value, text) => el("td", { "data-field": field, "data-value": value === null ? "" : value }, text);
 
   function tiles(s) {
-    const revoked = s.merchants.filter((m) => m.revoked).length;
+    const revoked = s.merchantsRevoked;
     const lastHour = Object.values(s.eventsLastHour).reduce((a, b) => a + b, 0);
     const tile = (field, label, value, bad) =>
       el("div", { class: "tile" + (bad ? " bad" : "") }, el("span", { class: "label" }, label),
@@ -38,7 +41,9 @@ export const STATUS_PAGE_SCRIPT = String.raw`
       tile("events-last-hour", "events last hour", lastHour, false),
       tile("merchants-revoked", "revoked merchants", revoked, revoked > 0),
       tile("paused-scopes", "paused by Loops", s.recovery.pauses.length, s.recovery.pauses.length > 0),
-      tile("refused-events", "events refused by Postgres", s.recovery.refusedEvents.total, false));
+      tile("refused-events", "events refused by Postgres", s.recovery.refusedEvents.total, false),
+      tile("budget-granted", "Loops calls, last second" + (s.requestBudget.narrowedRps ? " (narrowed to " + s.requestBudget.narrowedRps + "/s)" : ""),
+        s.requestBudget.grantedLastSecond, s.requestBudget.narrowedRps !== null));
   }
 
   function pauses(s) {
@@ -49,6 +54,42 @@ export const STATUS_PAGE_SCRIPT = String.raw`
           cell("scope", p.scope, p.scope), cell("cause", p.cause, p.cause), cell("paused-at", p.pausedAt, time(p.pausedAt)),
           cell("next-probe-at", p.nextProbeAt, time(p.nextProbeAt)), cell("probes", p.probes, p.probes),
           cell("detail", p.detail, p.detail || "—"))))));
+  }
+
+  function ticks(s) {
+    if (s.scheduledTicks.length === 0) return el("section");
+    const late = s.scheduledTicks.filter((t) => t.overran);
+    const alert = late.length === 0 ? el("p", {}, "Every scheduled run kept up with its schedule.")
+      : el("p", { id: "tick-overrun-alert", class: "tile bad", role: "alert" },
+          late.map((t) => t.task).join(", ") + ": a run did not finish before its next tick. Raise LOOPS_MAX_RPS " +
+          "(if Loops allows) or space the schedule out; runs follow each other, they do not pile up.");
+    const rows = s.scheduledTicks.map((t) => el("tr", { "data-tick": t.task, class: t.overran ? "bad" : "" },
+      cell("task", t.task, t.task), cell("started", t.startedAt, time(t.startedAt)),
+      cell("deadline", t.deadline, time(t.deadline)),
+      cell("progress", t.itemsDone, t.itemsDone + " / " + t.items + (t.running ? " (running)" : "")),
+      cell("duration", t.lastDurationSeconds, ago(t.lastDurationSeconds)),
+      cell("overran", t.overran, t.overran ? "yes" : "no"), cell("overruns", t.overruns, t.overruns)));
+    return el("section", {}, el("h2", {}, "Scheduled runs over every merchant"), alert,
+      el("table", { id: "scheduled-ticks" }, el("thead", {}, el("tr", {},
+        ...["task", "started", "due by", "merchants done", "last duration", "overran", "overruns"].map((h) => el("th", {}, h)))),
+        el("tbody", {}, ...rows)));
+  }
+
+  function pager(s) {
+    const first = s.merchantsTotal === 0 ? 0 : view.offset + 1;
+    const last = Math.min(view.offset + s.merchants.length, s.merchantsTotal);
+    const button = (label, id, enabled, go) => {
+      const b = el("button", { type: "button", id }, label);
+      b.disabled = !enabled;
+      b.addEventListener("click", () => { go(); refresh(); });
+      return b;
+    };
+    return el("p", { id: "merchant-pager" },
+      el("span", { "data-field": "merchants-shown", "data-value": first + "-" + last }, "merchants " + first + "–" + last + " of " + s.merchantsTotal),
+      " · sorted by " + (view.sort === "lag" ? "lag, most behind first" : "id") + " ",
+      button("sort by " + (view.sort === "lag" ? "id" : "lag"), "merchant-sort", true, () => { view.sort = view.sort === "lag" ? "id" : "lag"; view.offset = 0; }),
+      button("previous", "merchant-prev", view.offset > 0, () => { view.offset = Math.max(0, view.offset - PAGE); }),
+      button("next", "merchant-next", last < s.merchantsTotal, () => { view.offset += PAGE; }));
   }
 
   function changeFeed(s) {
@@ -108,7 +149,7 @@ export const STATUS_PAGE_SCRIPT = String.raw`
       cell("failed-events", m.failedEvents, m.failedEvents),
       cell("queued-jobs", m.queuedJobs, m.queuedJobs),
       cell("failed-jobs", m.failedJobs, m.failedJobs)));
-    return el("section", {}, el("h2", {}, "Merchants"),
+    return el("section", {}, el("h2", {}, "Merchants"), pager(s),
       el("table", { id: "merchants" }, el("thead", {}, el("tr", {}, ...head.map((h) => el("th", {}, h)))), el("tbody", {}, ...rows)));
   }
 
@@ -157,13 +198,16 @@ export const STATUS_PAGE_SCRIPT = String.raw`
     return el("section", {}, el("h2", {}, "Forwarding (loops-sync forward retry --dead sends dead changes again)"), summary, table);
   }
 
+  let timer;
   async function refresh() {
     const banner = document.getElementById("banner");
+    const url = api + "?sort=" + view.sort + "&limit=" + PAGE + "&offset=" + view.offset;
+    clearTimeout(timer);
     try {
-      const res = await fetch(api, { cache: "no-store", headers: { accept: "application/json" } });
+      const res = await fetch(url, { cache: "no-store", headers: { accept: "application/json" } });
       if (!res.ok) throw new Error("status API answered " + res.status);
       const s = await res.json();
-      root.replaceChildren(tiles(s), pauses(s), chart(s), webhookDelivery(s), changeFeed(s), forwarding(s), merchants(s), failedJobs(s));
+      root.replaceChildren(tiles(s), pauses(s), chart(s), ticks(s), webhookDelivery(s), changeFeed(s), forwarding(s), merchants(s), failedJobs(s));
       document.getElementById("generated").textContent = "as of " + time(s.generatedAt);
       banner.hidden = true;
       document.body.dataset.generatedAt = s.generatedAt;
@@ -171,7 +215,7 @@ export const STATUS_PAGE_SCRIPT = String.raw`
       banner.textContent = "Cannot refresh: " + e.message + " (showing the last figures)";
       banner.hidden = false;
     } finally {
-      setTimeout(refresh, refreshMs);
+      timer = setTimeout(refresh, refreshMs);
     }
   }
   refresh();

@@ -20,6 +20,14 @@ export interface SyncStatus {
   changeFeed: ChangeFeedStatus;
   /** Forwarding to FORWARD_URL; null when it was never turned on. */
   forwarding: ForwardingStatus | null;
+  /** The last run of each scheduled tick over every merchant (`catchup`, …), by task. */
+  scheduledTicks: ScheduledTickStatus[];
+  /** The request budget to Loops all processes share (LOOPS_MAX_RPS). */
+  requestBudget: RequestBudgetStatus;
+  /** How many merchants there are in all (`merchants` may be one page of them, see the status page's API). */
+  merchantsTotal: number;
+  /** How many of them revoked the connection. */
+  merchantsRevoked: number;
   /** Calls paused by a refusal of Loops, and events Postgres refused to store. */
   recovery: RecoveryStatus;
   /** Events stored as `unhandled`, by type (the 50 most frequent), over what retention keeps. */
@@ -53,6 +61,31 @@ export interface UnhandledEventType {
   type: string;
   count: number;
   lastReceivedAt: string;
+}
+
+export interface ScheduledTickStatus {
+  task: string;
+  startedAt: string;
+  /** The next tick of its cron: the run should have ended by then (null: none within 8 days). */
+  deadline: string | null;
+  finishedAt: string | null;
+  running: boolean;
+  /** Merchants the run covers, and how many it has done. */
+  items: number;
+  itemsDone: number;
+  lastDurationSeconds: number | null;
+  /** The run going now is past its deadline, or the last one ended after it: the schedule cannot keep up. */
+  overran: boolean;
+  /** Runs that ended after their deadline, ever. */
+  overruns: number;
+}
+
+export interface RequestBudgetStatus {
+  /** Requests granted in the last 1.2 s, every process together. */
+  grantedLastSecond: number;
+  /** After a 429: the narrowed rate in force, and until when (null when none is). */
+  narrowedRps: number | null;
+  narrowedUntil: string | null;
 }
 
 /** Outcomes of sync.events (see docs/architecture.md). Counts for values added later appear too. */

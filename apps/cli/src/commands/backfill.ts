@@ -31,7 +31,7 @@ export function createBackfillCommand(): Command {
         const logger = quietLogger(runtime.logger, "backfill");
         const result = await runBackfill({
           sql: runtime.sql,
-          client: createLoopsClientFromEnv(runtime.env, logger),
+          client: createLoopsClientFromEnv(runtime.env, logger, { databaseUrl: runtime.databaseUrl }),
           merchantId: options.merchant,
           ...(options.since ? { since: options.since } : {}),
           signal: abort.signal,

@@ -122,7 +122,7 @@ export function createCatchupCommand(): Command {
         const logger = quietLogger(runtime.logger, "catchup");
         const result = await runCatchup({
           sql: runtime.sql,
-          client: createLoopsClientFromEnv(runtime.env, logger),
+          client: createLoopsClientFromEnv(runtime.env, logger, { databaseUrl: runtime.databaseUrl }),
           applicationId: runtime.env.LOOPS_APPLICATION_ID,
           merchantIds: runtime.env.LOOPS_MERCHANT_IDS,
           merchantId: options.merchant,

@@ -41,7 +41,9 @@ export function createRedeliverCommand(): Command {
             EXIT.usage,
           );
         }
-        const client = createLoopsClientFromEnv(runtime.env, runtime.logger.child({ name: "loops-client" }));
+        const client = createLoopsClientFromEnv(runtime.env, runtime.logger.child({ name: "loops-client" }), {
+          databaseUrl: runtime.databaseUrl,
+        });
         await client.forMerchant(merchantId).events.redeliver(eventId);
         if (options.json) {
           printJson({ eventId, merchantId, queued: true });

@@ -41,7 +41,7 @@ export function createRefreshCommand(): Command {
         const logger = quietLogger(runtime.logger, "refresh");
         const result = await runReconcile({
           sql: runtime.sql,
-          client: createLoopsClientFromEnv(runtime.env, logger),
+          client: createLoopsClientFromEnv(runtime.env, logger, { databaseUrl: runtime.databaseUrl }),
           merchantId: options.merchant,
           merchantIds: runtime.env.LOOPS_MERCHANT_IDS,
           signal: abort.signal,

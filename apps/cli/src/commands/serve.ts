@@ -92,7 +92,10 @@ async function startParts(
     stops.unshift(() => receiver.close());
   }
   if (parts.includes("worker")) {
-    const client = createLoopsClientFromEnv(env, logger.child({ name: "loops-client" }), { worker: true });
+    const client = createLoopsClientFromEnv(env, logger.child({ name: "loops-client" }), {
+      databaseUrl: runtime.databaseUrl,
+      worker: true,
+    });
     const pauseBackoff = {
       firstSeconds: env.PAUSE_PROBE_FIRST_SECONDS,
       maxSeconds: env.PAUSE_PROBE_MAX_SECONDS,
@@ -116,6 +119,7 @@ async function startParts(
           pauseBackoff,
           applicationId: env.LOOPS_APPLICATION_ID,
           merchantIds: env.LOOPS_MERCHANT_IDS,
+          cron: env.CATCHUP_CRON,
           logger: logger.child({ name: "catchup" }),
         }),
         ...pruneTasks({ sql, retentionDays: env.RETENTION_DAYS, logger: logger.child({ name: "prune" }) }),

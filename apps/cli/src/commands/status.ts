@@ -1,6 +1,7 @@
 import {
   type AttentionItem,
   needsAttention,
+  pageMerchants,
   readSyncStatus,
   readTableSizes,
   type SyncStatus,
@@ -34,7 +35,11 @@ function printTables(tables: readonly TableSize[], attention: readonly Attention
   console.log(
     `tables: ${tables.map((t) => `${t.table} ${size(t.totalBytes)} (~${t.estimatedRows ?? "?"} rows)`).join(", ")}`,
   );
-  for (const item of attention) console.log(`needs attention: ${item.detail}`);
+  // At thousands of merchants an outage names every one of them: the first few say enough.
+  for (const item of attention.slice(0, TABLE_ROWS)) console.log(`needs attention: ${item.detail}`);
+  if (attention.length > TABLE_ROWS) {
+    console.log(`needs attention: ${attention.length - TABLE_ROWS} more; \`status --json\` lists every one`);
+  }
 }
 
 function printChangeFeed(feed: SyncStatus["changeFeed"], now: number): void {
@@ -48,8 +53,13 @@ function printChangeFeed(feed: SyncStatus["changeFeed"], now: number): void {
   );
 }
 
-function printStatus(status: SyncStatus): void {
-  const now = Date.parse(status.generatedAt);
+/** More merchants than this: the table shows the most behind, and says how many it left out. */
+const TABLE_ROWS = 50;
+
+function printStatus(whole: SyncStatus): void {
+  const now = Date.parse(whole.generatedAt);
+  const many = whole.merchants.length > TABLE_ROWS;
+  const status = many ? pageMerchants(whole, { sort: "lag", limit: TABLE_ROWS }) : whole;
   const rows = status.merchants.map((m) => ({
     merchant: m.merchantId,
     status: m.revoked ? "REVOKED" : m.pausedUntil ? `paused until ${m.pausedUntil}` : m.status,
@@ -64,6 +74,11 @@ function printStatus(status: SyncStatus): void {
   }));
   if (rows.length === 0) console.log("no merchants yet (set LOOPS_MERCHANT_IDS, or wait for a webhook)");
   else console.table(rows);
+  if (many) {
+    console.log(
+      `the ${TABLE_ROWS} most behind of ${whole.merchantsTotal} merchants; \`status --json\` lists every one`,
+    );
+  }
   for (const m of status.merchants) {
     if (m.lastCatchup.error) console.log(`${m.merchantId} last catch-up: ${m.lastCatchup.error}`);
   }
@@ -73,7 +88,20 @@ function printStatus(status: SyncStatus): void {
       `${q.ordersToRefresh} orders to refresh` +
       (q.oldestOrderToRefreshSeconds === null ? "" : ` (oldest ${q.oldestOrderToRefreshSeconds} s)`),
   );
-  const refused = status.recovery.refusedEvents;
+  for (const t of whole.scheduledTicks) {
+    console.log(
+      `scheduled ${t.task}: ${t.itemsDone}/${t.items} merchants, ` +
+        (t.running ? `running since ${t.startedAt}` : `last took ${seconds(t.lastDurationSeconds)}`) +
+        (t.overran ? ", OVERRAN its interval (raise LOOPS_MAX_RPS or space the schedule)" : "") +
+        `; ${t.overruns} overrun(s) so far`,
+    );
+  }
+  const b = whole.requestBudget;
+  console.log(
+    `Loops requests granted in the last second: ${b.grantedLastSecond}` +
+      (b.narrowedRps === null ? "" : ` (narrowed to ${b.narrowedRps}/s by a 429 until ${b.narrowedUntil})`),
+  );
+  const refused = whole.recovery.refusedEvents;
   if (refused.total > 0) {
     console.log(
       `refused events: ${refused.total} Postgres cannot store (${refused.lastDay} in the last day)`,
@@ -84,11 +112,11 @@ function printStatus(status: SyncStatus): void {
       `  failed job ${job.id} ${job.task} (${job.attempts}/${job.maxAttempts}): ${job.lastError ?? ""}`,
     );
   }
-  if (status.unhandledEvents.length > 0) {
-    const counts = status.unhandledEvents.map((u) => `${u.type} ${u.count}`).join(", ");
+  if (whole.unhandledEvents.length > 0) {
+    const counts = whole.unhandledEvents.map((u) => `${u.type} ${u.count}`).join(", ");
     console.log(`unhandled events by type: ${counts}`);
   }
-  printChangeFeed(status.changeFeed, now);
+  printChangeFeed(whole.changeFeed, now);
   printForwarding(status);
 }
 

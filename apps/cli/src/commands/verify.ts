@@ -38,7 +38,7 @@ export function createVerifyCommand(): Command {
         const logger = quietLogger(runtime.logger, "verify");
         const result = await verifyReplica({
           sql: runtime.sql,
-          client: createLoopsClientFromEnv(runtime.env, logger),
+          client: createLoopsClientFromEnv(runtime.env, logger, { databaseUrl: runtime.databaseUrl }),
           merchantId: options.merchant,
           merchantIds: runtime.env.LOOPS_MERCHANT_IDS,
           repair: options.repair ?? false,

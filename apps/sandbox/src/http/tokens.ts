@@ -91,7 +91,7 @@ export function tokenHandler({
   clock: SandboxClock;
 }) {
   return async function issueToken(c: Context): Promise<Response> {
-    stats.counters.tokenRequests++;
+    stats.countTokenRequest();
     const type = c.req.header("content-type") ?? "";
     if (!type.startsWith("application/x-www-form-urlencoded")) {
       throw new ProblemError(400, "invalid_request", {

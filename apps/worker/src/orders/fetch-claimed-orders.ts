@@ -75,7 +75,7 @@ export async function fetchClaimedOrders(
   options: OrderBatchOptions,
 ): Promise<FetchedClaims> {
   const { merchantId, signal, onJoinable } = options;
-  const api = ctx.client.forMerchant(merchantId);
+  const api = ctx.client.forMerchant(merchantId, { priority: "live" });
   const batch: FetchedClaims = {
     claimed: [],
     fetched: [],

@@ -55,7 +55,11 @@ export function refreshOrderTask(ctx: WorkerContext): Task {
             return;
           }
         }
-        const order = await fetchOrder(client.forMerchant(merchantId), orderId, helpers.abortSignal);
+        const order = await fetchOrder(
+          client.forMerchant(merchantId, { priority: "live" }),
+          orderId,
+          helpers.abortSignal,
+        );
         const outcome = await sql.begin(async (tx) => {
           const applied = await applyOrderIfNewer(tx, order, { openEvent: true });
           const events = await resolveOrderEvents(tx, {

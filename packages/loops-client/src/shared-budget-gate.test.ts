@@ -1,0 +1,63 @@
+import { describe, expect, it } from "vitest";
+import type { BudgetGrant } from "./request-gate.ts";
+import { SharedBudgetGate } from "./shared-budget-gate.ts";
+
+/** A budget that grants only what the test hands it, and records every ask. */
+function scriptedBudget() {
+  const asks: { want: number; live: boolean }[] = [];
+  const answers: BudgetGrant[] = [];
+  return {
+    asks,
+    grant(answer: BudgetGrant) {
+      answers.push(answer);
+    },
+    take: async (want: number, live: boolean): Promise<BudgetGrant> => {
+      asks.push({ want, live });
+      return answers.shift() ?? { granted: 0, validMs: 0, waitMs: 20 };
+    },
+  };
+}
+
+const settle = () => new Promise((resolve) => setTimeout(resolve, 5));
+
+describe("SharedBudgetGate", () => {
+  it("hands a token to a live attempt before a background one that waited longer", async () => {
+    const budget = scriptedBudget();
+    const gate = new SharedBudgetGate({ take: budget.take, maxBatch: 10 });
+    const order: string[] = [];
+    const background = gate
+      .acquire({ priority: "background", merchantId: "mer_a" })
+      .then(() => order.push("bg"));
+    const live = gate.acquire({ priority: "live", merchantId: "mer_b" }).then(() => order.push("live"));
+    budget.grant({ granted: 1, validMs: 1_000, waitMs: 0 });
+    budget.grant({ granted: 1, validMs: 1_000, waitMs: 0 });
+    await Promise.all([background, live]);
+    expect(order).toEqual(["live", "bg"]);
+    // The first ask went out before the live attempt arrived; the live one still got its answer first.
+    expect(budget.asks[0]).toEqual({ want: 1, live: false });
+  });
+
+  it("rejects an aborted attempt with its reason and no longer counts it as waiting", async () => {
+    const budget = scriptedBudget();
+    const gate = new SharedBudgetGate({ take: budget.take });
+    const controller = new AbortController();
+    const waiting = gate.acquire({ priority: "background", merchantId: "mer_a", signal: controller.signal });
+    await settle();
+    expect(gate.waiting.background).toBe(1);
+    controller.abort(new Error("shutting down"));
+    await expect(waiting).rejects.toThrow("shutting down");
+    expect(gate.waiting.background).toBe(0);
+  });
+
+  it("drops leased tokens once their slot has ended instead of spending them late", async () => {
+    const budget = scriptedBudget();
+    const gate = new SharedBudgetGate({ take: budget.take, marginMs: 0 });
+    budget.grant({ granted: 5, validMs: 10, waitMs: 0 });
+    await gate.acquire({ priority: "live", merchantId: undefined });
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    budget.grant({ granted: 1, validMs: 1_000, waitMs: 0 });
+    await gate.acquire({ priority: "live", merchantId: undefined });
+    // The second attempt needed a new ask: the four tokens left of the first lease had lapsed.
+    expect(budget.asks).toHaveLength(2);
+  });
+});

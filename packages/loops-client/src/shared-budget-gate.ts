@@ -1,0 +1,151 @@
+import type { GateTicket, RequestGate, TakeTokens } from "./request-gate.ts";
+import { sleep } from "./retry-policy.ts";
+
+export interface SharedBudgetGateOptions {
+  /** Asks the shared budget for tokens: one round trip per batch. */
+  take: TakeTokens;
+  /** Told about each 429 so the shared budget narrows for its Retry-After. Default: nothing. */
+  narrow?: (retryAfterSeconds: number | undefined) => Promise<void> | void;
+  /** Most tokens asked for in one round trip. Default 10. */
+  maxBatch?: number;
+  /** Leased tokens are spent this many ms before their slot ends (send latency). Default 5. */
+  marginMs?: number;
+  /** Asking the budget failed (Postgres away); the gate asks again after `retryMs`. Default: nothing. */
+  onError?: (error: unknown) => void;
+  /** Pause after a failed round trip, in ms. Default 1 000. */
+  retryMs?: number;
+}
+
+interface Waiter {
+  resolve(): void;
+  reject(reason: unknown): void;
+  cleanup(): void;
+}
+
+/**
+ * A process's door to a budget shared with other processes: attempts wait here in two queues, live ones
+ * first, background ones taking turns per merchant; tokens are leased from the shared budget in batches
+ * sized by who is waiting, and a lease that outlives its slot is dropped rather than spent late.
+ */
+export class SharedBudgetGate implements RequestGate {
+  readonly #o: Required<Omit<SharedBudgetGateOptions, "narrow" | "onError">> &
+    Pick<SharedBudgetGateOptions, "narrow" | "onError">;
+  readonly #live: Waiter[] = [];
+  readonly #background = new Map<string, Waiter[]>();
+  #backgroundWaiting = 0;
+  #tokens = 0;
+  #expiresAt = 0;
+  #pumping = false;
+
+  constructor({
+    take,
+    narrow,
+    maxBatch = 10,
+    marginMs = 5,
+    onError,
+    retryMs = 1_000,
+  }: SharedBudgetGateOptions) {
+    if (!Number.isInteger(maxBatch) || maxBatch < 1)
+      throw new RangeError("maxBatch: expected a whole number above 0");
+    this.#o = { take, narrow, maxBatch, marginMs, onError, retryMs };
+  }
+
+  /** Attempts waiting now (live, background). */
+  get waiting(): { live: number; background: number } {
+    return { live: this.#live.length, background: this.#backgroundWaiting };
+  }
+
+  acquire({ priority, merchantId, signal }: GateTicket): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason);
+      const queue = priority === "live" ? this.#live : this.#merchantQueue(merchantId ?? "");
+      const onAbort = () => {
+        const at = queue.indexOf(waiter);
+        if (at >= 0) {
+          queue.splice(at, 1);
+          if (priority === "background") this.#backgroundWaiting--;
+        }
+        reject(signal?.reason);
+      };
+      const waiter: Waiter = {
+        resolve,
+        reject,
+        cleanup: () => signal?.removeEventListener("abort", onAbort),
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+      queue.push(waiter);
+      if (priority === "background") this.#backgroundWaiting++;
+      void this.#pump();
+    });
+  }
+
+  rateLimited(retryAfterSeconds: number | undefined): void {
+    try {
+      void Promise.resolve(this.#o.narrow?.(retryAfterSeconds)).catch((error) => this.#o.onError?.(error));
+    } catch (error) {
+      this.#o.onError?.(error);
+    }
+  }
+
+  #merchantQueue(key: string): Waiter[] {
+    let queue = this.#background.get(key);
+    if (!queue) {
+      queue = [];
+      this.#background.set(key, queue);
+    }
+    return queue;
+  }
+
+  /** Live first; then the merchant whose turn it is, who goes to the back of the round. */
+  #next(): Waiter | undefined {
+    const live = this.#live.shift();
+    if (live) return live;
+    for (const [key, queue] of this.#background) {
+      this.#background.delete(key);
+      const waiter = queue.shift();
+      if (queue.length > 0) this.#background.set(key, queue);
+      if (waiter) {
+        this.#backgroundWaiting--;
+        return waiter;
+      }
+    }
+    return undefined;
+  }
+
+  // One loop per process hands out tokens; callers only enqueue and wake it.
+  async #pump(): Promise<void> {
+    if (this.#pumping) return;
+    this.#pumping = true;
+    try {
+      while (this.#live.length + this.#backgroundWaiting > 0) {
+        if (this.#tokens > 0 && performance.now() < this.#expiresAt) {
+          const waiter = this.#next();
+          if (!waiter) break;
+          this.#tokens--;
+          waiter.cleanup();
+          waiter.resolve();
+          continue;
+        }
+        this.#tokens = 0;
+        const want = Math.min(this.#live.length + this.#backgroundWaiting, this.#o.maxBatch);
+        let grant: Awaited<ReturnType<TakeTokens>>;
+        // Validity counts from before the ask: a busy event loop that reads the answer late must not
+        // stretch the lease past the slot's end.
+        const asked = performance.now();
+        try {
+          grant = await this.#o.take(want, this.#live.length > 0);
+        } catch (error) {
+          this.#o.onError?.(error);
+          await sleep(this.#o.retryMs);
+          continue;
+        }
+        this.#tokens = grant.granted;
+        this.#expiresAt = asked + grant.validMs - this.#o.marginMs;
+        // A little jitter, so processes refused together do not all return in the same millisecond.
+        if (grant.granted === 0) await sleep(Math.max(1, grant.waitMs) + Math.random() * 5);
+      }
+    } finally {
+      this.#pumping = false;
+    }
+  }
+}
