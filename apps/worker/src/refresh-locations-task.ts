@@ -1,3 +1,4 @@
+import { LoopsError } from "@loops-sync/loops-client";
 import { causedBy, classifyUpstreamFailure, recordChanges } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
 import type { CallOptions, MerchantApi } from "./loops-api.ts";
@@ -14,7 +15,11 @@ function withId<T extends { id: string }>(items: readonly unknown[], what: strin
   return items.map((item, i) => {
     const id = (item as { id?: unknown } | null)?.id;
     if (typeof id !== "string" || id.length === 0) {
-      throw Object.assign(new Error(`${what}[${i}] has no id`), { code: "invalid_response" });
+      throw new LoopsError({
+        kind: "bad_response",
+        code: "invalid_response",
+        message: `${what}[${i}] has no id`,
+      });
     }
     return item as T;
   });

@@ -13,7 +13,7 @@ import {
 import { withSpan } from "@loops-sync/tracing";
 import { readBackfillCheckpoint } from "./backfill-checkpoint.ts";
 import { type CatchupApi, requestCount } from "./catchup-api.ts";
-import { CatchupError, describeError, isCursorRefused } from "./catchup-error.ts";
+import { describeError, isCursorRefused } from "./catchup-error.ts";
 import { finishCursorRun, readEventCursor, resetEventCursor, startCursorRun } from "./event-cursor.ts";
 import { type BackfillResult, runBackfill } from "./run-backfill.ts";
 import { LIST_MARGIN_MS, storeEventPage } from "./store-event-page.ts";
@@ -226,7 +226,7 @@ async function catchupMerchantPages(options: MerchantCatchupOptions): Promise<Me
     );
   } catch (error) {
     const failure = classifyUpstreamFailure(error);
-    if (failure.kind === "revoked" || (error instanceof CatchupError && error.code === "merchant_revoked")) {
+    if (failure.kind === "revoked") {
       await revokeMerchant(sql, merchantId);
       await finishCursorRun(
         sql,

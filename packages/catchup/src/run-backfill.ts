@@ -16,7 +16,7 @@ import {
 } from "./backfill-checkpoint.ts";
 import { backfillCoverage, countReplicaOrders } from "./backfill-coverage.ts";
 import { type CatchupApi, requestCount } from "./catchup-api.ts";
-import { CatchupError, describeError, isFieldRefused } from "./catchup-error.ts";
+import { catchupError, describeError, isFieldRefused } from "./catchup-error.ts";
 
 /** How far below the newest updated_at of the first page the next watermark is set. */
 export const WATERMARK_MARGIN_MS = 5 * 60_000;
@@ -84,7 +84,7 @@ export async function runBackfill({
 }: RunBackfillOptions): Promise<BackfillResult> {
   const state = await readMerchantState(sql, merchantId);
   if (state.status === "revoked") {
-    throw new CatchupError(
+    throw catchupError(
       "merchant_inactive",
       merchantId,
       `merchant ${merchantId} is revoked: no API calls are made for it (see docs/operations.md, "Revoked merchant")`,
@@ -180,14 +180,9 @@ export async function runBackfill({
     if (classifyUpstreamFailure(error).kind === "revoked") {
       await revokeMerchant(sql, merchantId);
       await failBackfillRun(sql, merchantId, "merchant revoked the connection (403 connection_not_active)");
-      throw new CatchupError(
-        "merchant_revoked",
-        merchantId,
-        `merchant ${merchantId} revoked the connection`,
-        {
-          cause: error,
-        },
-      );
+      throw catchupError("merchant_revoked", merchantId, `merchant ${merchantId} revoked the connection`, {
+        cause: error,
+      });
     }
     await failBackfillRun(sql, merchantId, describeError(error));
     throw error;

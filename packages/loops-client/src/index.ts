@@ -1,13 +1,13 @@
 export type { CallOptions, IdempotentCallOptions } from "./call-options.ts";
 export {
-  LoopsApiError,
+  isLoopsError,
+  kindOfStatus,
   type LoopsApiErrorInit,
+  LoopsError,
   type LoopsErrorCode,
+  type LoopsErrorInit,
+  type LoopsErrorKind,
   type LoopsFieldError,
-  LoopsNetworkError,
-  LoopsResponseError,
-  LoopsTimeoutError,
-  LoopsValidationError,
 } from "./errors.ts";
 export type { HttpFetch, HttpRequestInit, HttpResponse } from "./http.ts";
 export { LoopsClient, type LoopsClientOptions, type MerchantClientOptions } from "./loops-client.ts";

@@ -1,5 +1,6 @@
+import { LoopsError } from "@loops-sync/loops-client";
 import { describe, expect, it } from "vitest";
-import { checkOrder, InvalidOrderError } from "./order-input.ts";
+import { checkOrder } from "./order-input.ts";
 
 const valid = {
   id: "ord_1",
@@ -21,8 +22,8 @@ function fieldOf(input: unknown): string | undefined {
     checkOrder(input);
     return undefined;
   } catch (error) {
-    expect(error).toBeInstanceOf(InvalidOrderError);
-    return (error as InvalidOrderError).field;
+    expect(error).toBeInstanceOf(LoopsError);
+    return (error as LoopsError).field;
   }
 }
 

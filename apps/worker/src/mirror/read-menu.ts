@@ -1,8 +1,9 @@
+import { LoopsError } from "@loops-sync/loops-client";
 import { classifyUpstreamFailure, type MenuInput } from "@loops-sync/replica";
 import type { CallOptions, MerchantApi } from "../loops-api.ts";
 
-export function invalidResponse(message: string): Error {
-  return Object.assign(new Error(message), { code: "invalid_response" });
+export function invalidResponse(message: string): LoopsError {
+  return new LoopsError({ kind: "bad_response", code: "invalid_response", message });
 }
 
 /** GET /brands/{id}/menu, checked; undefined when the brand has no menu yet (404). */
