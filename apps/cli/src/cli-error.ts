@@ -1,5 +1,5 @@
 import { ConfigError } from "@loops-sync/config";
-import { EmbeddedPostgresError, MigrationError } from "@loops-sync/db";
+import { isDbError } from "@loops-sync/db";
 import { LoopsError } from "@loops-sync/loops-client";
 
 /** Exit codes of `loops-sync`, documented in the README. */
@@ -42,8 +42,9 @@ const CONNECTION_CODES = new Set([
 export function describeFailure(error: unknown): { line: string; exitCode: ExitCode } {
   if (error instanceof CliError) return { line: error.message, exitCode: error.exitCode };
   if (error instanceof ConfigError) return { line: error.message, exitCode: EXIT.usage };
-  if (error instanceof MigrationError) return { line: error.message, exitCode: EXIT.database };
-  if (error instanceof EmbeddedPostgresError) return { line: error.message, exitCode: EXIT.database };
+  if (isDbError(error, "migration") || isDbError(error, "embedded")) {
+    return { line: error.message, exitCode: EXIT.database };
+  }
   const e = error as { code?: string; name?: string; message?: string; status?: number };
   if (e?.code && CONNECTION_CODES.has(e.code)) {
     return {

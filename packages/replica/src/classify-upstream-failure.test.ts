@@ -68,9 +68,7 @@ describe("classifyUpstreamFailure", () => {
     );
     expect(invalid).toMatchObject({ kind: "permanent", refusedFields: [] });
     expect(invalid).not.toHaveProperty("status");
-    expect(classifyUpstreamFailure(invalidOrder("version", "negative", "ord_1")).kind).toBe(
-      "permanent",
-    );
+    expect(classifyUpstreamFailure(invalidOrder("version", "negative", "ord_1")).kind).toBe("permanent");
     expect(classifyUpstreamFailure({ code: "invalid_argument", message: "bad limit" })).toEqual({
       kind: "permanent",
       message: "bad limit",
