@@ -15,7 +15,6 @@ export {
   type ForwarderOptions,
   startForwarder,
 } from "./forwarding/start-forwarder.ts";
-export type { LoopsApi, MerchantApi } from "./loops-api.ts";
 export { createOrderApplier, type OrderApplier } from "./orders/order-applier.ts";
 export { orderJobKey } from "./orders/refresh-order-task.ts";
 export { resolveOrderEvents, settleOrderEvents } from "./orders/settle-order-events.ts";

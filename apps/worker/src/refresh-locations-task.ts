@@ -1,7 +1,7 @@
+import type { CallOptions, SyncMerchantApi } from "@loops-sync/loops-client";
 import { LoopsError } from "@loops-sync/loops-client";
 import { causedBy, classifyUpstreamFailure, recordChanges } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
-import type { CallOptions, MerchantApi } from "./loops-api.ts";
 import { settleRoutedEvents } from "./settle-events.ts";
 import type { ChannelConnectionInput, ChannelInput, LocationInput } from "./upsert-locations.ts";
 import { replaceMerchantLocations, upsertChannels } from "./upsert-locations.ts";
@@ -26,7 +26,7 @@ function withId<T extends { id: string }>(items: readonly unknown[], what: strin
 }
 
 /** Every location of the merchant (all pages) and the channel connections of each. */
-export async function listMerchantLocations(api: MerchantApi, options: CallOptions) {
+export async function listMerchantLocations(api: SyncMerchantApi, options: CallOptions) {
   const locations: LocationInput[] = [];
   let cursor: string | undefined;
   for (let page = 0; page < MAX_PAGES; page++) {

@@ -1,6 +1,6 @@
 export { type AppliedPage, applyOrderPage } from "./apply-order-page.ts";
 export { type BackfillCheckpoint, readBackfillCheckpoint } from "./backfill-checkpoint.ts";
-export type { CatchupApi, CatchupMerchantApi } from "./catchup-api.ts";
+
 export { type CatchupErrorCode, catchupError, describeError } from "./catchup-error.ts";
 export type { CatchupProgress, MerchantCatchupResult } from "./catchup-merchant.ts";
 export {

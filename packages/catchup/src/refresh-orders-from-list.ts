@@ -1,12 +1,12 @@
 import type { Logger } from "@loops-sync/config";
 import type { Sql } from "@loops-sync/db";
+import type { SyncMerchantApi } from "@loops-sync/loops-client";
 import { LoopsError } from "@loops-sync/loops-client";
 import { applyOrderPage } from "./apply-order-page.ts";
-import type { CatchupMerchantApi } from "./catchup-api.ts";
 
 export interface RefreshOrdersFromListOptions {
   sql: Sql;
-  api: CatchupMerchantApi;
+  api: SyncMerchantApi;
   /** GET /orders?updated_since=: every order changed at or after it is listed. */
   updatedSince: Date;
   /** Orders per list page (1–100). Default: 100. */

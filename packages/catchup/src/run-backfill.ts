@@ -1,5 +1,6 @@
 import type { Logger } from "@loops-sync/config";
 import type { Sql } from "@loops-sync/db";
+import type { SyncApi } from "@loops-sync/loops-client";
 import {
   classifyUpstreamFailure,
   readMerchantState,
@@ -15,8 +16,8 @@ import {
   startBackfillRun,
 } from "./backfill-checkpoint.ts";
 import { backfillCoverage, countReplicaOrders } from "./backfill-coverage.ts";
-import { type CatchupApi, requestCount } from "./catchup-api.ts";
 import { catchupError, describeError, isFieldRefused } from "./catchup-error.ts";
+import { requestCount } from "./request-count.ts";
 
 /** How far below the newest updated_at of the first page the next watermark is set. */
 export const WATERMARK_MARGIN_MS = 5 * 60_000;
@@ -32,7 +33,7 @@ export interface BackfillProgress {
 
 export interface RunBackfillOptions {
   sql: Sql;
-  client: CatchupApi;
+  client: SyncApi;
   merchantId: string;
   /** List orders updated at or after this. Default: the watermark of the last completed run, else all history. */
   since?: Date | string;

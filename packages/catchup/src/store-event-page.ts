@@ -1,8 +1,7 @@
 import type { Logger } from "@loops-sync/config";
 import { planForCurrentSize, type Sql, storeEventsAndEnqueue, unstorableReason } from "@loops-sync/db";
-import type { Event } from "@loops-sync/loops-client";
+import type { Event, SyncMerchantApi } from "@loops-sync/loops-client";
 import { settleCoveredOrderEvents } from "@loops-sync/replica";
-import type { CatchupMerchantApi } from "./catchup-api.ts";
 import { advanceEventCursor } from "./event-cursor.ts";
 import { findUncoveredOrders } from "./find-uncovered-orders.ts";
 import { type ListRefreshResult, refreshOrdersFromList } from "./refresh-orders-from-list.ts";
@@ -13,7 +12,7 @@ export const LIST_MARGIN_MS = 60_000;
 
 export interface StoreEventPageContext {
   sql: Sql;
-  api: CatchupMerchantApi;
+  api: SyncMerchantApi;
   merchantId: string;
   applicationId: string | undefined;
   listThreshold: number;

@@ -64,6 +64,7 @@ export {
   type OrderTotals,
 } from "./schemas/order.ts";
 export { SharedBudgetGate, type SharedBudgetGateOptions } from "./shared-budget-gate.ts";
+export type { SyncApi, SyncMerchantApi } from "./sync-api.ts";
 export type { LoopsClientLogger } from "./transport.ts";
 export type {
   BusinessProfileDetailsParams,
