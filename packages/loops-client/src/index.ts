@@ -54,6 +54,7 @@ export type {
 export type { Menu, MenuCategory, ModifierGroup, ModifierOption, Product, Variant } from "./schemas/menu.ts";
 export type { Brand, Connection, Merchant, MerchantOwner } from "./schemas/merchant.ts";
 export {
+  isCheckedOrder,
   ORDER_STATUSES,
   type Order,
   type OrderItem,
@@ -71,6 +72,7 @@ export type {
   DocumentUploadParams,
 } from "./validation/business-profile-input.ts";
 export { MAX_DOCUMENT_BYTES } from "./validation/business-profile-input.ts";
+export { formatIssuePath } from "./validation/format-issue-path.ts";
 export type { LocationCreateParams, LocationUpdateParams } from "./validation/location-input.ts";
 export { MAX_MENU_BYTES, type MenuImportParams, type MenuPublishParams } from "./validation/menu-input.ts";
 export type {
