@@ -54,15 +54,16 @@ export type {
 export type { Menu, MenuCategory, ModifierGroup, ModifierOption, Product, Variant } from "./schemas/menu.ts";
 export type { Brand, Connection, Merchant, MerchantOwner } from "./schemas/merchant.ts";
 export {
-  isCheckedOrder,
   ORDER_STATUSES,
   type Order,
   type OrderItem,
   type OrderModifier,
+  type OrderRefusal,
   OrderSchema,
   type OrderStatus,
   type OrderStatusChange,
   type OrderTotals,
+  parseOrder,
 } from "./schemas/order.ts";
 export { SharedBudgetGate, type SharedBudgetGateOptions } from "./shared-budget-gate.ts";
 export type { SyncApi, SyncMerchantApi } from "./sync-api.ts";

@@ -1,4 +1,4 @@
-import { formatIssuePath, isCheckedOrder, LoopsError, OrderSchema } from "@loops-sync/loops-client";
+import { formatIssuePath, LoopsError, parseOrder } from "@loops-sync/loops-client";
 
 /** An order as GET /orders and GET /orders/{id} return it; only what the replica needs is named here. */
 export interface OrderInput {
@@ -36,26 +36,14 @@ export function invalidOrder(field: string, problem: string, orderId?: string): 
   });
 }
 
-/** Orders checkOrder has passed as they came (not through the client): checked again for free. */
-const checked = new WeakSet<object>();
-
 /**
  * The order as the replica can store it, or an `invalid_order` LoopsError naming the field. The rules are
- * the client's OrderSchema, the one order validator: an order the client already parsed passes at once,
- * and so does an object that passed once (orders are never changed after they are parsed).
+ * the client's `parseOrder`, the one order validator: an order the client already parsed passes at once.
  */
 export function checkOrder(input: unknown): OrderInput {
-  if (typeof input === "object" && input !== null && (checked.has(input) || isCheckedOrder(input))) {
-    return input as OrderInput;
-  }
-  const parsed = OrderSchema.safeParse(input);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const id = (input as { id?: unknown } | null)?.id;
-    const orderId = typeof id === "string" && id.length > 0 ? id : undefined;
-    const field = issue ? formatIssuePath(issue.path) : "";
-    throw invalidOrder(field || "body", issue?.message ?? "invalid", orderId);
-  }
-  checked.add(input as object);
-  return input as OrderInput;
+  const parsed = parseOrder(input);
+  if (parsed.success) return input as OrderInput;
+  const id = (input as { id?: unknown } | null)?.id;
+  const orderId = typeof id === "string" && id.length > 0 ? id : undefined;
+  throw invalidOrder(formatIssuePath(parsed.path) || "body", parsed.message, orderId);
 }
