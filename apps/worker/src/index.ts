@@ -30,6 +30,7 @@ export {
   type RunReconcileOptions,
   runReconcile,
 } from "./reconcile/run-reconcile.ts";
+export { RECONCILE_PRIORITY, refreshResourcesTask } from "./refresh-resources-task.ts";
 export { type EventRoute, routeEvent } from "./route-event.ts";
 export { type EventOutcome, type Outcome, settleEvents } from "./settle-events.ts";
 export { type RunningWorker, type StartWorkerOptions, startWorker } from "./start-worker.ts";

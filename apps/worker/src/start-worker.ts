@@ -138,7 +138,7 @@ export async function startWorker({
     refresh_go_live: refreshGoLiveTask(ctx),
     confirm_merchant: confirmMerchantTask(ctx),
     reconcile_merchant: reconcileMerchantTask(ctx),
-    refresh_resources: refreshResourcesTask(ctx),
+    refresh_resources: refreshResourcesTask(ctx, resourcesCron),
   };
 
   if (merchantIds.length > 0) {

@@ -41,6 +41,7 @@ export {
   type ScheduledTick,
   type StartTickOptions,
   startScheduledTick,
+  tickItemDone,
 } from "./scheduled-tick.ts";
 export {
   type OrderEventsToSettle,
