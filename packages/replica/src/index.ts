@@ -43,11 +43,6 @@ export {
   startScheduledTick,
 } from "./scheduled-tick.ts";
 export {
-  type OrderEventsToSettle,
-  type OrderWrite,
-  settleCoveredOrderEvents,
-} from "./settle-covered-order-events.ts";
-export {
   claimDueProbe,
   DEFAULT_PAUSE_BACKOFF,
   enterPause,

@@ -94,7 +94,7 @@ async function runOrderBatch(ctx: WorkerContext, options: OrderBatchOptions): Pr
     // Shutting down: roll the claim back; the rows wait for the next worker.
     if (signal.aborted) throw new Error("order refresh aborted by shutdown");
     const { answers, changes } = await applyUnappliedOrders(ctx, tx, batch.fetched);
-    await settleOrderBatch(ctx, tx, merchantId, batch.claimed, answers);
+    await settleOrderBatch(ctx, tx, batch.claimed);
     const routed = await routeOrderFailures(ctx, tx, merchantId, batch, answers);
     const result = await endOrderBatch(ctx, tx, merchantId, batch, routed);
     // Last before COMMIT: it takes the change feed's lock.
