@@ -236,24 +236,6 @@ describe("worker: order events", () => {
     expect((await replicaOrder(order.id))!.version).toBe(h.sandbox.truth.order(order.id)!.version);
   });
 
-  it("settles an order queued before migration 0008 (no event id on its row) by the order's open events", async () => {
-    const order = h.sandbox.createOrder({ merchantId: MERCHANT });
-    h.sandbox.advanceOrder(order.id);
-    const events = (h.sandbox.truth.events() as unknown as EventEnvelope[]).filter(
-      (e) => e.data.order_id === order.id,
-    );
-    // Queued as an older release did: rows naming the order but not the event (the NOTIFY goes at commit).
-    await h.db.sql.begin(async (tx) => {
-      await storeEventsAndEnqueue(tx, events, { source: "webhook", applicationId: APPLICATION_ID });
-      const legacy = await tx`update sync.order_refresh set event_id = null where order_id = ${order.id}`;
-      expect(legacy.count).toBe(2);
-    });
-    const ids = events.map((e) => e.id);
-    await waitFor(() => settled(h.db, ids), { what: "legacy queue row answered" });
-    expect(Object.values(await outcomes(h.db, ids)).sort()).toEqual(["applied", "applied"]);
-    expect((await replicaOrder(order.id))!.version).toBe(h.sandbox.truth.order(order.id)!.version);
-  });
-
   it("records an unknown event type as unhandled, and the job succeeds", async () => {
     const [template] = h.sandbox.truth.events() as unknown as EventEnvelope[];
     const odd = { ...template!, id: "evt_unknown_type", type: "menu.exploded", data: { anything: true } };

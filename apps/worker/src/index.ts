@@ -18,7 +18,7 @@ export {
 export type { LoopsApi, MerchantApi } from "./loops-api.ts";
 export { createOrderApplier, type OrderApplier } from "./orders/order-applier.ts";
 export { orderJobKey, UpstreamBehindError } from "./orders/refresh-order-task.ts";
-export { resolveOrderEvents, settleOrderEvents } from "./orders/settle-order-events.ts";
+export { resolveOrderEvents } from "./orders/resolve-order-events.ts";
 export { createPoolRegistry, type PoolRegistry } from "./pool-registry.ts";
 export {
   type MerchantReconcile,
@@ -32,7 +32,6 @@ export {
 } from "./reconcile/run-reconcile.ts";
 export { RECONCILE_PRIORITY, refreshResourcesTask } from "./refresh-resources-task.ts";
 export { type EventRoute, routeEvent } from "./route-event.ts";
-export { type EventOutcome, type Outcome, settleEvents } from "./settle-events.ts";
 export { type RunningWorker, type StartWorkerOptions, startWorker } from "./start-worker.ts";
 export { type JobInput, type MenuInput, upsertJob, upsertMenu } from "./upsert-job.ts";
 export {

@@ -13,9 +13,28 @@ export { nativeDir, relocatedBaseFor } from "./embedded-place.ts";
 export {
   EVENT_OUTCOMES,
   type EventOutcome,
+  type SettledOutcome,
   TERMINAL_OUTCOMES,
   type TerminalOutcome,
-} from "./event-outcomes.ts";
+} from "./event-outcomes/event-outcomes.ts";
+export { reopenEvents } from "./event-outcomes/reopen-events.ts";
+export {
+  type OrderEventsToSettle,
+  type OrderWrite,
+  settleCoveredOrderEvents,
+} from "./event-outcomes/settle-covered-order-events.ts";
+export {
+  type RefreshedSettle,
+  type SettledEvent,
+  settleEvents,
+  settleRefreshedEvents,
+} from "./event-outcomes/settle-events.ts";
+export {
+  settleUnknownMerchantEvents,
+  skipRevokedMerchantEvents,
+} from "./event-outcomes/settle-merchant-events.ts";
+export { settleOrderEvents } from "./event-outcomes/settle-order-events.ts";
+export { storedOutcome } from "./event-outcomes/stored-outcome.ts";
 export {
   type EventEnvelope,
   type EventSource,

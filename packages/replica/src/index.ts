@@ -44,11 +44,6 @@ export {
   tickItemDone,
 } from "./scheduled-tick.ts";
 export {
-  type OrderEventsToSettle,
-  type OrderWrite,
-  settleCoveredOrderEvents,
-} from "./settle-covered-order-events.ts";
-export {
   claimDueProbe,
   DEFAULT_PAUSE_BACKOFF,
   enterPause,

@@ -1,9 +1,10 @@
+import { settleOrderEvents } from "@loops-sync/db";
 import { applyOrderIfNewer, orderChanges, recordChanges } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
 import { parseIds, upstreamTask } from "../upstream-task.ts";
 import type { WorkerContext } from "../worker-context.ts";
 import { fetchOrder } from "./fetch-order.ts";
-import { resolveOrderEvents, settleOrderEvents } from "./settle-order-events.ts";
+import { resolveOrderEvents } from "./resolve-order-events.ts";
 
 /** The upstream returned an older version than an event announced; retried with backoff until it catches up. */
 export class UpstreamBehindError extends Error {
