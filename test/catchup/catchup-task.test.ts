@@ -7,7 +7,7 @@ import { type RunningWorker, startWorker } from "@loops-sync/worker";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "#testkit/wait-for";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
-import { makeOrders, replicaOrders, sandboxClient, truthOrders } from "./support.ts";
+import { makeOrders, replicaOrders, sandboxClient, truthOrders } from "../support/sandbox-orders.ts";
 
 describe("catchup task in the worker", () => {
   let db: TestDatabase;

@@ -4,7 +4,7 @@ import { recordChanges } from "@loops-sync/replica";
 import { type ServedStatusPage, serveStatusPage } from "@loops-sync/status";
 import type { Browser } from "playwright-core";
 import { afterAll, describe, expect, it } from "vitest";
-import { launchChromium, skipWithoutChromium } from "../status/chromium.ts";
+import { launchChromium, skipWithoutChromium } from "../support/chromium.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 
 describe.skipIf(skipWithoutChromium)("status page: forwarding", () => {
