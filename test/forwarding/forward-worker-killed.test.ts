@@ -11,8 +11,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { type ForwardEndpoint, startForwardEndpoint } from "#testkit/forward-endpoint";
 import { REPO_ROOT, recordSecrets } from "#testkit/processes";
 import { waitFor } from "#testkit/wait-for";
-import { workerWorld } from "../multiprocess/worker-world.ts";
 import { expectEveryChangeDelivered, writeChanges } from "../support/forward-changes.ts";
+import { workerWorld } from "../support/worker-world.ts";
 
 const RUN_ID = `forward-killed-${randomBytes(4).toString("hex")}`;
 const SECRET = `whsec_${randomBytes(24).toString("base64")}`;

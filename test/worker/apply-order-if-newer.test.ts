@@ -2,7 +2,7 @@ import { connect, type Sql } from "@loops-sync/db";
 import { applyOrderIfNewer, applyOrdersIfNewer, InvalidOrderError } from "@loops-sync/replica";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
-import { makeOrder } from "./support/make-order.ts";
+import { makeOrder } from "../support/make-order.ts";
 
 let db: TestDatabase;
 beforeAll(async () => {

@@ -4,7 +4,7 @@
 import { createWorkerMetrics, RECONCILE_PRIORITY, refreshResourcesTask } from "@loops-sync/worker";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "#testkit/wait-for";
-import { createHarness, type Harness } from "./support/harness.ts";
+import { createHarness, type Harness } from "../support/worker-harness.ts";
 
 let h: Harness;
 beforeAll(async () => {

@@ -4,7 +4,7 @@ import { settleCoveredOrderEvents } from "@loops-sync/db";
 import { applyOrderIfNewer } from "@loops-sync/replica";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
-import { makeOrder } from "./support/make-order.ts";
+import { makeOrder } from "../support/make-order.ts";
 
 const MERCHANT = "mer_settle";
 let db: TestDatabase;

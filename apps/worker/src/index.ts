@@ -20,6 +20,7 @@ export { createOrderApplier, type OrderApplier } from "./orders/order-applier.ts
 export { orderJobKey, UpstreamBehindError } from "./orders/refresh-order-task.ts";
 export { resolveOrderEvents } from "./orders/resolve-order-events.ts";
 export { createPoolRegistry, type PoolRegistry } from "./pool-registry.ts";
+export { cutoffBefore } from "./prune-task.ts";
 export {
   type MerchantReconcile,
   reconcileMerchant,
@@ -47,4 +48,10 @@ export {
   upsertConnection,
   upsertMerchant,
 } from "./upsert-merchant.ts";
+export {
+  type CatchupJobOptions,
+  type PruneJobOptions,
+  type WorkerJobs,
+  workerJobs,
+} from "./worker-jobs.ts";
 export { createWorkerMetrics, type WorkerMetrics } from "./worker-metrics.ts";

@@ -60,6 +60,7 @@ export {
   TransactionRolledBackError,
 } from "./pipelined.ts";
 export { planForCurrentSize } from "./plan-for-current-size.ts";
+export { type OpenPool, type PoolTracker, trackPools } from "./pool-tracker.ts";
 export { type PruneOptions, type PruneResult, pruneFinished } from "./prune.ts";
 export {
   type RequestBudget,

@@ -74,7 +74,7 @@ export function createChangesCommand(): Command {
     .addOption(new Option("--merchant <id>", "only this merchant's changes").argParser(parseMerchantId))
     .addOption(new Option("--resource <resource>", "only changes of this resource").choices(RESOURCES))
     .addOption(
-      new Option("--json", "print one JSON object per change and line (NDJSON; shape in docs/operations.md)"),
+      new Option("--json", "print one JSON object per change and line (NDJSON; shape in docs/cli.md)"),
     )
     .addHelpText(
       "after",

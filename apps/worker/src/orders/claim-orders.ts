@@ -4,7 +4,7 @@ import { type MerchantState, merchantStatus } from "@loops-sync/replica";
 /**
  * Queue rows one batch considers; a full batch makes the refresher come back to the merchant at once. It
  * also bounds the advisory locks a batch holds (one per order): P / 2 batches × 100 per worker stay within
- * Postgres's lock table, which grows by 64 entries per connection the worker opens (docs/operations.md).
+ * Postgres's lock table, which grows by 64 entries per connection the worker opens (docs/scaling.md).
  */
 export const ORDER_BATCH_ROWS = 100;
 
