@@ -12,8 +12,8 @@
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres node bench/event-lookup-plans.ts [--rows 1200000]
 
 import { parseArgs } from "node:util";
-import { planForCurrentSize, type Sql } from "@loops-sync/db";
-import { applyOrdersIfNewer, settleCoveredOrderEvents } from "@loops-sync/replica";
+import { planForCurrentSize, type Sql, settleCoveredOrderEvents } from "@loops-sync/db";
+import { applyOrdersIfNewer } from "@loops-sync/replica";
 import postgres from "postgres";
 import { openBenchServer } from "./bench-database.ts";
 import { percentile } from "./percentile.ts";

@@ -1,7 +1,7 @@
 import { connect, readRequestBudget, requestBudget, type Sql } from "@loops-sync/db";
 import { LoopsClient, SharedBudgetGate } from "@loops-sync/loops-client";
 import { manyMerchantsSeed, type Sandbox, startSandbox } from "@loops-sync/sandbox";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 
 // Each "process" is a client with its own Postgres pool and its own gate: all they share is the database.
@@ -19,8 +19,11 @@ beforeAll(async () => {
   db = await createTestDatabase();
   sandbox = await startSandbox({ seed: manyMerchantsSeed(30) });
 });
+// Each test's "processes" end with it.
+afterEach(async () => {
+  await Promise.all(pools.splice(0).map((p) => p.end({ timeout: 5 })));
+});
 afterAll(async () => {
-  await Promise.all(pools.map((p) => p.end({ timeout: 5 })));
   await sandbox?.close();
   await db?.drop();
 });

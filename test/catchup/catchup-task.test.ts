@@ -1,13 +1,13 @@
 // The `catchup` graphile-worker task inside the real worker: scheduled once at start, it catches up, and the
 // worker then applies what the list refresh did not cover.
 
-import { catchupCrontab, catchupTasks, scheduleCatchup } from "@loops-sync/catchup";
+import { catchupCrontab, scheduleCatchup } from "@loops-sync/catchup";
 import { type Sandbox, startSandbox } from "@loops-sync/sandbox";
 import { type RunningWorker, startWorker } from "@loops-sync/worker";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "#testkit/wait-for";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
-import { makeOrders, replicaOrders, sandboxClient, truthOrders } from "./support.ts";
+import { makeOrders, replicaOrders, sandboxClient, truthOrders } from "../support/sandbox-orders.ts";
 
 describe("catchup task in the worker", () => {
   let db: TestDatabase;
@@ -46,8 +46,7 @@ describe("catchup task in the worker", () => {
       merchantIds: merchants,
       concurrency: 2,
       pollIntervalMs: 200,
-      extraTasks: catchupTasks({ sql: db.sql, client, applicationId, merchantIds: merchants }),
-      extraCrontab: catchupCrontab("*/5 * * * *"),
+      catchup: { client, cron: "*/5 * * * *" },
     });
     await scheduleCatchup(db.sql);
     await waitFor(

@@ -8,9 +8,14 @@ import { type Sandbox, startSandbox } from "@loops-sync/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "#testkit/wait-for";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
-import { enqueuedEventCounts, expectReplicaEqualsTruth, makeOrders, sandboxClient } from "./support.ts";
+import {
+  enqueuedEventCounts,
+  expectReplicaEqualsTruth,
+  makeOrders,
+  sandboxClient,
+} from "../support/sandbox-orders.ts";
 
-const CHILD = fileURLToPath(new URL("./fixtures/catchup-child.ts", import.meta.url));
+const CHILD = fileURLToPath(new URL("../support/catchup-child.ts", import.meta.url));
 
 describe("catch-up from the event log", () => {
   let db: TestDatabase;

@@ -6,7 +6,7 @@ import type { LoopsClient } from "@loops-sync/loops-client";
 import { type Sandbox, startSandbox } from "@loops-sync/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
-import { makeOrders, sandboxClient } from "./support.ts";
+import { makeOrders, sandboxClient } from "../support/sandbox-orders.ts";
 
 describe("catch-up of a merchant paused by a 429", () => {
   let db: TestDatabase;

@@ -7,9 +7,9 @@ import type { LoopsClient } from "@loops-sync/loops-client";
 import { type Sandbox, startSandbox } from "@loops-sync/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loopsApiEnv } from "#testkit/processes";
-import { runCli } from "../cli/operator-run.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
-import { sandboxClient } from "./support.ts";
+import { runCli } from "../support/operator-run.ts";
+import { sandboxClient } from "../support/sandbox-orders.ts";
 
 describe("catch-up past an event Postgres cannot store", () => {
   let db: TestDatabase;

@@ -5,7 +5,7 @@ import type { LoopsClient } from "@loops-sync/loops-client";
 import { type Sandbox, startSandbox } from "@loops-sync/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
-import { expectReplicaEqualsTruth, makeOrders, sandboxClient } from "./support.ts";
+import { expectReplicaEqualsTruth, makeOrders, sandboxClient } from "../support/sandbox-orders.ts";
 
 describe("verify", () => {
   let db: TestDatabase;

@@ -24,9 +24,9 @@ import {
   recordSecrets,
 } from "#testkit/processes";
 import { waitFor } from "#testkit/wait-for";
+import { chaosSeed } from "../support/chaos-seed.ts";
 import { feedVersionsBackwards, startFeedReader } from "../support/feed-reader.ts";
-import { chaosSeed } from "./chaos-seed.ts";
-import { checkVersionLog, installVersionLog } from "./version-log.ts";
+import { checkVersionLog, installVersionLog } from "../support/version-log.ts";
 
 const SEED = Number(process.env.LOOPS_SYNC_CHAOS_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const SOAK = process.env.LOOPS_SYNC_SOAK === "1";

@@ -4,8 +4,8 @@ import { spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "#testkit/wait-for";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
+import { bin, runCli } from "../support/operator-run.ts";
 import { orderChange, writeChanges, writeNewOrders } from "../support/write-changes.ts";
-import { bin, runCli } from "./operator-run.ts";
 
 const lines = (out: string) => out.split("\n").filter(Boolean);
 

@@ -3,8 +3,8 @@
 import { spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
+import { bin } from "../support/operator-run.ts";
 import { writeNewOrders } from "../support/write-changes.ts";
-import { bin } from "./operator-run.ts";
 
 interface Piped {
   stdout: string;

@@ -2,9 +2,9 @@
 import { type Sandbox, startSandbox } from "@loops-sync/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loopsApiEnv } from "#testkit/processes";
-import { enqueuedEventCounts, makeOrders, replicaOrders, truthOrders } from "../catchup/support.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
-import { runCli } from "./operator-run.ts";
+import { runCli } from "../support/operator-run.ts";
+import { enqueuedEventCounts, makeOrders, replicaOrders, truthOrders } from "../support/sandbox-orders.ts";
 
 describe("loops-sync operator commands", () => {
   let db: TestDatabase;

@@ -10,9 +10,9 @@ import { defaultSeed, type Sandbox, startSandbox } from "@loops-sync/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "#testkit/free-port";
 import { loopsApiEnv } from "#testkit/processes";
-import { makeOrders } from "../catchup/support.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
-import { bin, runCli } from "./operator-run.ts";
+import { bin, runCli } from "../support/operator-run.ts";
+import { makeOrders } from "../support/sandbox-orders.ts";
 
 const BEHIND =
   /^loops-sync: the database schema is behind: migration 0001_sync\.sql and \d+ more not applied; run `loops-sync migrate`$/;

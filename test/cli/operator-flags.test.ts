@@ -1,6 +1,6 @@
 // Every operator command's bad flags: one clear line naming the flag and the fix, and a non-zero exit.
 import { describe, expect, it } from "vitest";
-import { runCli } from "./operator-run.ts";
+import { runCli } from "../support/operator-run.ts";
 
 // No database is reached: commander rejects the flags before any command runs.
 const env = { DATABASE_URL: "postgres://postgres@127.0.0.1:1/never" };

@@ -4,7 +4,7 @@
 import { pruneFinished } from "@loops-sync/db";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
-import { runCli } from "./operator-run.ts";
+import { runCli } from "../support/operator-run.ts";
 
 /** Positions 1..old are 40 days old, then `recent` of 1 hour, then `oldAfter` 40 days old again. */
 async function seedChanges(db: TestDatabase, old: number, recent: number, oldAfter: number): Promise<void> {

@@ -6,9 +6,9 @@ import { createInterface } from "node:readline";
 import { type Sandbox, startSandbox } from "@loops-sync/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "#testkit/wait-for";
-import { deliver, makeEvent, SECRET } from "../receiver/webhook-fixtures.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
-import { bin, runCli } from "./operator-run.ts";
+import { bin, runCli } from "../support/operator-run.ts";
+import { deliver, makeEvent, SECRET } from "../support/webhook-fixtures.ts";
 
 const ROWS = 1_000_000;
 

@@ -10,7 +10,7 @@ import { compareReplicaWithTruth } from "#testkit/compare-replica";
 import { loopsApiEnv, ProcessGroup } from "#testkit/processes";
 import { waitFor } from "#testkit/wait-for";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
-import { runCli } from "./operator-run.ts";
+import { runCli } from "../support/operator-run.ts";
 
 describe("replay --failed", () => {
   const procs = new ProcessGroup();

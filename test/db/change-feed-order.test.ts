@@ -6,7 +6,7 @@ import { connect, type Sql } from "@loops-sync/db";
 import { applyOrdersIfNewer, orderChanges, recordChanges } from "@loops-sync/replica";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
-import { makeOrder } from "../worker/support/make-order.ts";
+import { makeOrder } from "../support/make-order.ts";
 
 const WRITERS = 8;
 const TRANSACTIONS_PER_WRITER = 40;

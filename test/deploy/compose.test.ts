@@ -2,15 +2,27 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { type ComposeFile, findComposeProblems, resolvedEnvironment } from "./check-compose.ts";
+import {
+  type ComposeFile,
+  findComposeProblems,
+  resolvedEnvironment,
+} from "../support/deploy/check-compose.ts";
 import {
   findMonitoringProblems,
   type GrafanaProvisioning,
   type PrometheusConfig,
-} from "./check-monitoring.ts";
-import { interpolate, interpolatedNames, RequiredVariableError } from "./compose-interpolation.ts";
-import { type DeployContract, readDeployContract, SECRET_ENV_NAMES } from "./deploy-contract.ts";
-import { parseYamlDocuments, REPO_ROOT } from "./read-yaml.ts";
+} from "../support/deploy/check-monitoring.ts";
+import {
+  interpolate,
+  interpolatedNames,
+  RequiredVariableError,
+} from "../support/deploy/compose-interpolation.ts";
+import {
+  type DeployContract,
+  readDeployContract,
+  SECRET_ENV_NAMES,
+} from "../support/deploy/deploy-contract.ts";
+import { parseYamlDocuments, REPO_ROOT } from "../support/deploy/read-yaml.ts";
 
 const text = readFileSync(path.join(REPO_ROOT, "docker-compose.yml"), "utf8");
 const load = (source: string) => parseYamlDocuments(source, "docker-compose.yml")[0] as ComposeFile;
@@ -104,7 +116,7 @@ describe("docker-compose.yml", () => {
     expect(findComposeProblems(compose, contract)).toEqual([]);
   });
 
-  it("gives Postgres enough connections for 1 receiver, 3 workers and 2 CLI commands (docs/operations.md)", () => {
+  it("gives Postgres enough connections for 1 receiver, 3 workers and 2 CLI commands (docs/scaling.md)", () => {
     const services = compose.services ?? {};
     const pool = (name: string) => Number(resolvedEnvironment(services[name]!).DATABASE_POOL_SIZE);
     const concurrency = Number(resolvedEnvironment(services.worker!).WORKER_CONCURRENCY);

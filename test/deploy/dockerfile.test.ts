@@ -2,10 +2,10 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { PACKED_BIN, PACKED_NAME } from "../../scripts/package.ts";
-import { readBuildContext } from "./build-context.ts";
-import { type DockerfileFacts, findDockerfileProblems } from "./check-dockerfile.ts";
-import { type DeployContract, readDeployContract } from "./deploy-contract.ts";
-import { REPO_ROOT } from "./read-yaml.ts";
+import { readBuildContext } from "../support/deploy/build-context.ts";
+import { type DockerfileFacts, findDockerfileProblems } from "../support/deploy/check-dockerfile.ts";
+import { type DeployContract, readDeployContract } from "../support/deploy/deploy-contract.ts";
+import { REPO_ROOT } from "../support/deploy/read-yaml.ts";
 
 const dockerfile = readFileSync(path.join(REPO_ROOT, "infra/Dockerfile"), "utf8");
 const rootPackage = JSON.parse(readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")) as {

@@ -1,10 +1,14 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { findKubernetesProblems, type Manifest } from "./check-k8s.ts";
-import { findKustomizeProblems, findLiteralSecrets, readManifests } from "./check-kustomize.ts";
-import { type DeployContract, readDeployContract } from "./deploy-contract.ts";
-import { parseYamlDocuments, REPO_ROOT } from "./read-yaml.ts";
+import { findKubernetesProblems, type Manifest } from "../support/deploy/check-k8s.ts";
+import {
+  findKustomizeProblems,
+  findLiteralSecrets,
+  readManifests,
+} from "../support/deploy/check-kustomize.ts";
+import { type DeployContract, readDeployContract } from "../support/deploy/deploy-contract.ts";
+import { parseYamlDocuments, REPO_ROOT } from "../support/deploy/read-yaml.ts";
 
 const manifests = readManifests("infra/k8s");
 const byFile = (file: string) => manifests.filter((m) => m.file === file);

@@ -11,9 +11,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { compareReplicaWithTruth } from "#testkit/compare-replica";
 import { loopsSyncEnv, ProcessGroup, receiverUrlOf, recordSecrets } from "#testkit/processes";
 import { waitFor } from "#testkit/wait-for";
-import { chaosSeed } from "../chaos/chaos-seed.ts";
-import { checkVersionLog, installVersionLog } from "../chaos/version-log.ts";
+import { chaosSeed } from "../support/chaos-seed.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
+import { checkVersionLog, installVersionLog } from "../support/version-log.ts";
 
 const ORDERS = 60;
 const ROUNDS = 4; // order.created, then three lifecycle steps: 240 events, 300 webhooks with duplicates

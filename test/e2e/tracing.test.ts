@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type OtlpCollector, type OtlpSpan, startOtlpCollector } from "#testkit/otlp-collector";
 import { receiverUrlOf } from "#testkit/processes";
 import { waitFor } from "#testkit/wait-for";
-import { workerWorld } from "../multiprocess/worker-world.ts";
+import { workerWorld } from "../support/worker-world.ts";
 
 const RUN_ID = `tracing-${randomBytes(4).toString("hex")}`;
 

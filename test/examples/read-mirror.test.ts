@@ -15,8 +15,8 @@ import {
   readOrder,
   todaysOrdersPerLocation,
 } from "../../examples/read-mirror/read-mirror.ts";
-import { makeOrders, sandboxClient } from "../catchup/support.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
+import { makeOrders, sandboxClient } from "../support/sandbox-orders.ts";
 
 const EXAMPLE = path.resolve(import.meta.dirname, "../../examples/read-mirror/read-mirror.ts");
 const localDate = (at: string | Date, timeZone: string) =>

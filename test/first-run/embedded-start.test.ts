@@ -9,7 +9,7 @@ import path from "node:path";
 import { DbError, nativeDir, relocatedBaseFor, startEmbeddedPostgres } from "@loops-sync/db";
 import postgres from "postgres";
 import { afterAll, describe, expect, it } from "vitest";
-import { runCli } from "../cli/operator-run.ts";
+import { runCli } from "../support/operator-run.ts";
 
 const isRoot = process.getuid?.() === 0;
 const repository = path.resolve(import.meta.dirname, "../..");

@@ -2,8 +2,8 @@
 // their own that prints each change it receives, signed.
 
 import { describe, expect, it } from "vitest";
-import { runCli } from "../cli/operator-run.ts";
 import { createTestDatabase } from "../support/db.ts";
+import { runCli } from "../support/operator-run.ts";
 
 describe("loops-sync demo --forward", () => {
   it("prints every change the built-in endpoint received, and their count", {

@@ -8,9 +8,9 @@ import { createWorkerMetrics, type Forwarder, startForwarder } from "@loops-sync
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ForwardEndpoint, startForwardEndpoint } from "#testkit/forward-endpoint";
 import { waitFor } from "#testkit/wait-for";
-import { runCli } from "../cli/operator-run.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 import { expectEveryChangeDelivered, writeChanges } from "../support/forward-changes.ts";
+import { runCli } from "../support/operator-run.ts";
 
 const SECRET = `whsec_${Buffer.from("forward-dead-test-secret-0123456").toString("base64")}`;
 

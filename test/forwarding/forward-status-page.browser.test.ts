@@ -3,14 +3,18 @@
 import { recordChanges } from "@loops-sync/replica";
 import { type ServedStatusPage, serveStatusPage } from "@loops-sync/status";
 import type { Browser } from "playwright-core";
-import { afterAll, describe, expect, it } from "vitest";
-import { launchChromium, skipWithoutChromium } from "../status/chromium.ts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { launchChromium, skipWithoutChromium } from "../support/chromium.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 
 describe.skipIf(skipWithoutChromium)("status page: forwarding", () => {
-  let db: TestDatabase | undefined;
+  let db: TestDatabase;
   let served: ServedStatusPage | undefined;
   let browser: Browser | undefined;
+  // The file's database: made before its test and dropped after it, with the page and browser on it.
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
   afterAll(async () => {
     await browser?.close();
     await served?.close();
@@ -18,7 +22,6 @@ describe.skipIf(skipWithoutChromium)("status page: forwarding", () => {
   });
 
   it("shows the endpoint failing and lists each dead change with its last error", async () => {
-    db = await createTestDatabase();
     await db.sql`insert into sync.forward_progress (scanned_through, endpoint) values (0, 'https://backend.example/changes')`;
     await db.sql.begin((tx) =>
       recordChanges(tx, [

@@ -11,8 +11,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { type ForwardEndpoint, startForwardEndpoint } from "#testkit/forward-endpoint";
 import { REPO_ROOT, recordSecrets } from "#testkit/processes";
 import { waitFor } from "#testkit/wait-for";
-import { workerWorld } from "../multiprocess/worker-world.ts";
 import { expectEveryChangeDelivered, writeChanges } from "../support/forward-changes.ts";
+import { workerWorld } from "../support/worker-world.ts";
 
 const RUN_ID = `forward-killed-${randomBytes(4).toString("hex")}`;
 const SECRET = `whsec_${randomBytes(24).toString("base64")}`;
@@ -45,12 +45,21 @@ describe("forwarding by worker processes, one killed -9 mid-delivery", () => {
 
     await writeChanges(db.sql, { resources: 60, perResource: 30, perTransaction: 30 });
     await waitFor(() => endpoint!.requests.length >= 120, { timeoutMs: 60_000, what: "120 requests" });
-    await first.kill("SIGKILL");
     // bin/loops-sync execs Node, so the lease holder's name carries this pid.
-    const [held] = await db.sql<{ n: number }[]>`
-      select count(*)::int as n from sync.forward_deliveries
-      where leased_until > now() and leased_by like ${`%:${first.pid}:%`}`;
-    expect(held?.n, "changes the killed worker held").toBeGreaterThan(0);
+    const heldByFirst = async () =>
+      (
+        await db.sql<{ n: number }[]>`
+          select count(*)::int as n from sync.forward_deliveries
+          where leased_until > now() and leased_by like ${`%:${first.pid}:%`}`
+      )[0]!.n;
+    // Killed while it holds leases: on a loaded machine the other worker may hold them all for a moment.
+    await waitFor(async () => (await heldByFirst()) > 0, {
+      timeoutMs: 30_000,
+      intervalMs: 5,
+      what: "leases",
+    });
+    await first.kill("SIGKILL");
+    expect(await heldByFirst(), "changes the killed worker held").toBeGreaterThan(0);
     const third = spawnWorker(3);
     await third.waitForLine(/"msg":"forwarding started"/, 60_000);
 

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { compareReplicaWithTruth } from "#testkit/compare-replica";
 import { recordSecrets } from "#testkit/processes";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
-import { type HostileUpstream, startHostileUpstream } from "./hostile-upstream.ts";
+import { type HostileUpstream, startHostileUpstream } from "../support/hostile-upstream.ts";
 
 const RUN_ID = `catchup-upstream-${randomBytes(4).toString("hex")}`;
 const CLIENT_SECRET = `catchup-upstream-secret-${randomBytes(12).toString("hex")}`;

@@ -16,8 +16,13 @@ import {
 } from "#testkit/processes";
 import { waitFor } from "#testkit/wait-for";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
-import { type HostileRequest, mutatedRequest, randomRequest, signedRequest } from "./webhook-arbitraries.ts";
-import { concurrentBurst, plausibleSignedRequest } from "./webhook-bursts.ts";
+import {
+  type HostileRequest,
+  mutatedRequest,
+  randomRequest,
+  signedRequest,
+} from "../support/webhook-arbitraries.ts";
+import { concurrentBurst, plausibleSignedRequest } from "../support/webhook-bursts.ts";
 
 const SEED = Number(process.env.LOOPS_SYNC_FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const SCALE = process.env.LOOPS_SYNC_SOAK === "1" ? 20 : 1;

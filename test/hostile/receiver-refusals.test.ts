@@ -8,8 +8,8 @@ import { connect } from "@loops-sync/db";
 import { type RunningReceiver, startReceiver } from "@loops-sync/receiver";
 import { createWorkerMetrics } from "@loops-sync/worker";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { deliver, makeEvent, SECRET } from "../receiver/webhook-fixtures.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
+import { deliver, makeEvent, SECRET } from "../support/webhook-fixtures.ts";
 
 /** Sends raw bytes and resolves with everything the server answers before it closes the connection. */
 function rawExchange(url: string, request: string): Promise<string> {

@@ -11,8 +11,8 @@ import { connect, type EventEnvelope, type Sql } from "@loops-sync/db";
 import { type RunningReceiver, startReceiver } from "@loops-sync/receiver";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { deliver, makeEvent, SECRET } from "../receiver/webhook-fixtures.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
+import { deliver, makeEvent, SECRET } from "../support/webhook-fixtures.ts";
 
 const SEED = Number(process.env.LOOPS_SYNC_FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
 /** Appears in every payload: a log line containing it would be a leaked payload. */

@@ -18,7 +18,7 @@ import { compareReplicaWithTruth } from "#testkit/compare-replica";
 import { LOG_DIR, recordSecrets } from "#testkit/processes";
 import { waitFor } from "#testkit/wait-for";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
-import { type HostileUpstream, startHostileUpstream } from "./hostile-upstream.ts";
+import { type HostileUpstream, startHostileUpstream } from "../support/hostile-upstream.ts";
 
 const RUN_ID = `upstream-${randomBytes(4).toString("hex")}`;
 const CLIENT_SECRET = `upstream-client-secret-${randomBytes(12).toString("hex")}`;

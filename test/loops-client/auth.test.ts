@@ -1,8 +1,8 @@
 import { inspect } from "node:util";
 import { LoopsClient, LoopsError } from "@loops-sync/loops-client";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
-import { orderBody } from "./fixtures.ts";
-import { json, type LoopsTestServer, startLoopsTestServer } from "./loops-test-server.ts";
+import { orderBody } from "../support/api-bodies.ts";
+import { json, type LoopsTestServer, startLoopsTestServer } from "../support/loops-test-server.ts";
 
 let server: LoopsTestServer;
 const logLines: string[] = [];

@@ -1,7 +1,7 @@
 import { LoopsClient, LoopsError } from "@loops-sync/loops-client";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { orderBody } from "./fixtures.ts";
-import { json, type LoopsTestServer, problem, startLoopsTestServer } from "./loops-test-server.ts";
+import { orderBody } from "../support/api-bodies.ts";
+import { json, type LoopsTestServer, problem, startLoopsTestServer } from "../support/loops-test-server.ts";
 
 let server: LoopsTestServer;
 

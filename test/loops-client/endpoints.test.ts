@@ -1,12 +1,12 @@
 import { LoopsClient, type MenuImportParams } from "@loops-sync/loops-client";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { eventBody, orderBody } from "./fixtures.ts";
+import { eventBody, orderBody } from "../support/api-bodies.ts";
 import {
   json,
   type LoopsTestServer,
   type RecordedRequest,
   startLoopsTestServer,
-} from "./loops-test-server.ts";
+} from "../support/loops-test-server.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const NOW = "2026-11-22T05:00:00Z";

@@ -1,7 +1,7 @@
 import { LoopsClient, LoopsError } from "@loops-sync/loops-client";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { eventBody, orderBody } from "./fixtures.ts";
-import { json, type LoopsTestServer, startLoopsTestServer } from "./loops-test-server.ts";
+import { eventBody, orderBody } from "../support/api-bodies.ts";
+import { json, type LoopsTestServer, startLoopsTestServer } from "../support/loops-test-server.ts";
 
 let server: LoopsTestServer;
 let client: LoopsClient;

@@ -1,8 +1,8 @@
 import { getEventListeners } from "node:events";
 import { LoopsClient, LoopsError, type RequestInfo } from "@loops-sync/loops-client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { orderBody } from "./fixtures.ts";
-import { json, type LoopsTestServer, problem, startLoopsTestServer } from "./loops-test-server.ts";
+import { orderBody } from "../support/api-bodies.ts";
+import { json, type LoopsTestServer, problem, startLoopsTestServer } from "../support/loops-test-server.ts";
 
 let server: LoopsTestServer;
 const seen: RequestInfo[] = [];

@@ -4,7 +4,7 @@
 import { applyBrands, applyJob, applyMenuIfNewer } from "@loops-sync/replica";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
-import { importedMenu } from "./menu-fixtures.ts";
+import { importedMenu } from "../support/menu-fixtures.ts";
 
 const MERCHANT = "mer_w";
 const menu = (brandId: string, version: number, suffix: string) => ({

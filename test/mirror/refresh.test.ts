@@ -3,8 +3,8 @@
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "#testkit/wait-for";
-import { runCli } from "../cli/operator-run.ts";
-import { type MirrorWorld, startMirrorWorld } from "./mirror-world.ts";
+import { type MirrorWorld, startMirrorWorld } from "../support/mirror-world.ts";
+import { runCli } from "../support/operator-run.ts";
 
 const BRAND = "brd_demo_1";
 
@@ -36,7 +36,7 @@ describe("loops-sync refresh", () => {
       merchants: { changed: Record<string, number>; apiCalls: number }[];
       apiCalls: number;
     };
-    // As docs/operations.md counts: 2 + 1 + 2 (locations) + 1 + 1 (brands) per merchant, + GET /channels.
+    // As docs/runbook.md ("The reconcile") counts: 2 + 1 + 2 (locations) + 1 + 1 (brands) per merchant, + GET /channels.
     expect(again.merchants.map((m) => m.apiCalls)).toEqual([7, 7]);
     expect(again.apiCalls).toBe(15);
     const nothing = {

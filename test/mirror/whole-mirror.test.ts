@@ -3,8 +3,8 @@
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "#testkit/wait-for";
-import { importedMenu } from "./menu-fixtures.ts";
-import { type MirrorWorld, startMirrorWorld } from "./mirror-world.ts";
+import { importedMenu } from "../support/menu-fixtures.ts";
+import { type MirrorWorld, startMirrorWorld } from "../support/mirror-world.ts";
 
 const MERCHANT = "mer_demo_1";
 const BRAND = "brd_demo_1";

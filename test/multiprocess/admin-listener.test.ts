@@ -6,7 +6,7 @@ import { version } from "@loops-sync/config";
 import { describe, expect, it } from "vitest";
 import { freePort } from "#testkit/free-port";
 import { adminUrlOf, receiverUrlOf, recordSecrets } from "#testkit/processes";
-import { workerWorld } from "./worker-world.ts";
+import { workerWorld } from "../support/worker-world.ts";
 
 const RUN_ID = `admin-${randomBytes(4).toString("hex")}`;
 const TOKEN = randomBytes(24).toString("hex");

@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { adminUrlOf, receiverUrlOf } from "#testkit/processes";
 import { waitFor } from "#testkit/wait-for";
 import { startTcpProxy, type TcpProxy } from "../support/tcp-proxy.ts";
-import { workerWorld } from "./worker-world.ts";
+import { workerWorld } from "../support/worker-world.ts";
 
 const RUN_ID = `health-${randomBytes(4).toString("hex")}`;
 

@@ -15,9 +15,9 @@ import {
   recordSecrets,
 } from "#testkit/processes";
 import { waitFor } from "#testkit/wait-for";
-import { chaosSeed } from "../chaos/chaos-seed.ts";
-import { checkVersionLog, installVersionLog } from "../chaos/version-log.ts";
+import { chaosSeed } from "../support/chaos-seed.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
+import { checkVersionLog, installVersionLog } from "../support/version-log.ts";
 
 const SEED = Number(process.env.LOOPS_SYNC_CHAOS_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const SOAK = process.env.LOOPS_SYNC_SOAK === "1";

@@ -7,7 +7,7 @@ import { randomBytes } from "node:crypto";
 import { type EventEnvelope, storeEventsAndEnqueue } from "@loops-sync/db";
 import { describe, expect, it } from "vitest";
 import { waitFor } from "#testkit/wait-for";
-import { workerWorld } from "./worker-world.ts";
+import { workerWorld } from "../support/worker-world.ts";
 
 const RUN_ID = `backend-killed-${randomBytes(4).toString("hex")}`;
 /** Every API answer takes this long, so the batches' transactions are open while the backends die. */

@@ -5,7 +5,7 @@
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { freePort } from "#testkit/free-port";
-import { workerWorld } from "./worker-world.ts";
+import { workerWorld } from "../support/worker-world.ts";
 
 const RUN_ID = `startup-${randomBytes(4).toString("hex")}`;
 

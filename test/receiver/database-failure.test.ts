@@ -5,7 +5,7 @@ import { connect } from "@loops-sync/db";
 import { type RunningReceiver, startReceiver } from "@loops-sync/receiver";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
-import { deliver, makeEvent, SECRET } from "./webhook-fixtures.ts";
+import { deliver, makeEvent, SECRET } from "../support/webhook-fixtures.ts";
 
 /** A port where nothing listens (bound, then released). */
 async function closedPort(): Promise<number> {

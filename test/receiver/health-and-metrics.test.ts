@@ -3,7 +3,7 @@
 import { createReceiver, type RunningReceiver, startReceiver } from "@loops-sync/receiver";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
-import { deliver, makeEvent, SECRET } from "./webhook-fixtures.ts";
+import { deliver, makeEvent, SECRET } from "../support/webhook-fixtures.ts";
 
 describe("health, readiness and metrics", () => {
   let db: TestDatabase;

@@ -4,7 +4,7 @@ import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
-import { deliver, makeEvent, SECRET } from "./webhook-fixtures.ts";
+import { deliver, makeEvent, SECRET } from "../support/webhook-fixtures.ts";
 
 describe("SIGTERM", () => {
   let db: TestDatabase;
@@ -23,7 +23,7 @@ describe("SIGTERM", () => {
   it("finishes the in-flight request, stores it, and exits 0", async () => {
     const child = spawn(
       process.execPath,
-      [new URL("./receiver-process.ts", import.meta.url).pathname, db.url, SECRET],
+      [new URL("../support/receiver-process.ts", import.meta.url).pathname, db.url, SECRET],
       {
         stdio: ["ignore", "pipe", "inherit"],
       },

@@ -3,7 +3,14 @@ import { type RunningReceiver, startReceiver } from "@loops-sync/receiver";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
-import { APPLICATION_ID, deliver, makeEvent, OLD_SECRET, postPartial, SECRET } from "./webhook-fixtures.ts";
+import {
+  APPLICATION_ID,
+  deliver,
+  makeEvent,
+  OLD_SECRET,
+  postPartial,
+  SECRET,
+} from "../support/webhook-fixtures.ts";
 
 const VECTOR = {
   secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { compareReplicaWithTruth } from "#testkit/compare-replica";
 import { loopsSyncEnv, ProcessGroup, receiverUrlOf, recordSecrets } from "#testkit/processes";
 import { waitFor } from "#testkit/wait-for";
-import { chaosSeed } from "../chaos/chaos-seed.ts";
+import { chaosSeed } from "../support/chaos-seed.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 import { startTcpProxy, type TcpProxy } from "../support/tcp-proxy.ts";
 

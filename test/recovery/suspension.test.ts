@@ -8,9 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { compareReplicaWithTruth } from "#testkit/compare-replica";
 import { loopsApiEnv } from "#testkit/processes";
 import { waitFor } from "#testkit/wait-for";
-import { runCli } from "../cli/operator-run.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 import { type StartedLoopsSync, startLoopsSync } from "../support/loops-sync-start.ts";
+import { runCli } from "../support/operator-run.ts";
 
 describe("a suspension of the application upstream", () => {
   let db: TestDatabase;

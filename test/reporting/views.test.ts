@@ -1,8 +1,8 @@
 import { type Database, kyselyOver } from "@loops-sync/schema";
 import { type Kysely, sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildOrders, LOCATIONS } from "../support/build-orders.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
-import { buildOrders, LOCATIONS } from "./build-orders.ts";
 import {
   expectedDailySales,
   expectedOutcomes,
@@ -10,8 +10,8 @@ import {
   expectedTopItems,
   expectedTopModifiers,
   localDate,
-} from "./expected-reports.ts";
-import { insertLocations, insertOrders } from "./seed-orders.ts";
+} from "../support/expected-reports.ts";
+import { insertLocations, insertOrders } from "../support/seed-orders.ts";
 
 const orders = buildOrders();
 const byKey = <T extends Record<string, unknown>>(rows: readonly T[], keys: readonly string[]) =>

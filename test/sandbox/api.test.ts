@@ -1,6 +1,6 @@
 import { type Order, type Sandbox, type SandboxEvent, startSandbox } from "@loops-sync/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ApiCaller, apiAs, getToken, type ProblemBody } from "./support.ts";
+import { type ApiCaller, apiAs, getToken, type ProblemBody } from "../support/sandbox-api.ts";
 
 interface Page<T> {
   data: T[];

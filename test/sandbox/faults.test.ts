@@ -1,6 +1,6 @@
 import { DEFAULT_WEBHOOK_SECRET, type Sandbox, startSandbox } from "@loops-sync/sandbox";
 import { afterEach, describe, expect, it } from "vitest";
-import { apiAs, getToken, startReceiver, type TestReceiver } from "./support.ts";
+import { apiAs, getToken, startReceiver, type TestReceiver } from "../support/sandbox-api.ts";
 
 describe("faults, seeded and honoured at their rates", () => {
   let sandbox: Sandbox | undefined;

@@ -6,7 +6,7 @@ import {
   startSandbox,
 } from "@loops-sync/sandbox";
 import { afterEach, describe, expect, it } from "vitest";
-import { startReceiver, type TestReceiver } from "./support.ts";
+import { startReceiver, type TestReceiver } from "../support/sandbox-api.ts";
 
 const HOUR = 3600_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

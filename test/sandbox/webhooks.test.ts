@@ -1,7 +1,7 @@
 import { DEFAULT_WEBHOOK_SECRET, type Sandbox, startSandbox } from "@loops-sync/sandbox";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startReceiver, type TestReceiver } from "./support.ts";
+import { startReceiver, type TestReceiver } from "../support/sandbox-api.ts";
 
 const ROTATED = "whsec_bmV3LXNlY3JldC1hZnRlci1yb3RhdGlvbg==";
 

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { type Sandbox, startSandbox } from "@loops-sync/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "#testkit/wait-for";
-import { type ApiCaller, apiAs, getToken } from "./support.ts";
+import { type ApiCaller, apiAs, getToken } from "../support/sandbox-api.ts";
 
 const WEEK = Object.fromEntries(
   ["sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"].map((d) => [

@@ -19,7 +19,7 @@ import { signWebhook } from "@loops-sync/webhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LOG_DIR, loopsSyncEnv, ProcessGroup, receiverUrlOf, recordSecrets } from "#testkit/processes";
 import { waitFor } from "#testkit/wait-for";
-import { chaosSeed } from "../chaos/chaos-seed.ts";
+import { chaosSeed } from "../support/chaos-seed.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 
 const RUN_ID = `secrets-${randomBytes(4).toString("hex")}`;

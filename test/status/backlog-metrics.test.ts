@@ -3,7 +3,7 @@
 import { registerProcessMetrics } from "@loops-sync/cli/process-metrics";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
-import { parseExposition, type Sample, sampleValue } from "./scrape.ts";
+import { parseExposition, type Sample, sampleValue } from "../support/scrape.ts";
 
 describe("backlog gauges", () => {
   let db: TestDatabase;

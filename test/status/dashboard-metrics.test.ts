@@ -13,8 +13,8 @@ import { parse } from "yaml";
 import { adminUrlOf, loopsSyncEnv, ProcessGroup, receiverUrlOf } from "#testkit/processes";
 import { waitFor } from "#testkit/wait-for";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
-import { declaredSeries, seriesIn } from "./promql-series.ts";
-import { parseExposition, sampleValue } from "./scrape.ts";
+import { declaredSeries, seriesIn } from "../support/promql-series.ts";
+import { parseExposition, sampleValue } from "../support/scrape.ts";
 
 const root = new URL("../../", import.meta.url);
 // Grafana substitutes this with the datasource picked in the dashboard's variable.

@@ -1,7 +1,7 @@
 import { EVENT_OUTCOMES, readSyncStatus, type SyncStatus } from "@loops-sync/status";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
-import { type SeededSyncState, seedSyncState } from "./seed-sync-state.ts";
+import { type SeededSyncState, seedSyncState } from "../support/seed-sync-state.ts";
 
 describe("readSyncStatus", () => {
   let db: TestDatabase;

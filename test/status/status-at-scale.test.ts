@@ -3,7 +3,7 @@ import { startScheduledTick } from "@loops-sync/replica";
 import { createStatusPage, type SyncStatus } from "@loops-sync/status";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
-import { parseExposition } from "./scrape.ts";
+import { parseExposition } from "../support/scrape.ts";
 
 // Thousands of merchants: the page asks for one page of them, most behind first, and sees the ticks.
 describe("the status API at thousands of merchants", () => {

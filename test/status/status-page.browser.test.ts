@@ -1,9 +1,9 @@
 import { type ServedStatusPage, serveStatusPage } from "@loops-sync/status";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CHROMIUM, launchChromium, skipWithoutChromium } from "../support/chromium.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
-import { CHROMIUM, launchChromium, skipWithoutChromium } from "./chromium.ts";
-import { seedSyncState } from "./seed-sync-state.ts";
+import { seedSyncState } from "../support/seed-sync-state.ts";
 
 const skip = skipWithoutChromium;
 if (skip) {

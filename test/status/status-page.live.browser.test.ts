@@ -5,9 +5,9 @@ import { type Sandbox, startSandbox } from "@loops-sync/sandbox";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "#testkit/wait-for";
+import { launchChromium, skipWithoutChromium } from "../support/chromium.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 import { type StartedLoopsSync, startLoopsSync } from "../support/loops-sync-start.ts";
-import { launchChromium, skipWithoutChromium } from "./chromium.ts";
 
 const skip = skipWithoutChromium;
 const TOKEN = randomBytes(24).toString("hex");

@@ -7,11 +7,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { loopsApiEnv } from "#testkit/processes";
 import { waitFor } from "#testkit/wait-for";
-import { runCli } from "../cli/operator-run.ts";
+import { launchChromium, skipWithoutChromium } from "../support/chromium.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 import { type StartedLoopsSync, startLoopsSync } from "../support/loops-sync-start.ts";
-import { launchChromium, skipWithoutChromium } from "./chromium.ts";
-import { sampleValue, scrape } from "./scrape.ts";
+import { runCli } from "../support/operator-run.ts";
+import { sampleValue, scrape } from "../support/scrape.ts";
 
 const ALERT = "LoopsSyncWebhooksOnlyViaCatchup";
 

@@ -16,13 +16,8 @@ import {
 } from "@loops-sync/tracing";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type OtlpCollector, startOtlpCollector } from "#testkit/otlp-collector";
-import { orderBody } from "../loops-client/fixtures.ts";
-import {
-  json,
-  type LoopsTestServer,
-  problem,
-  startLoopsTestServer,
-} from "../loops-client/loops-test-server.ts";
+import { orderBody } from "../support/api-bodies.ts";
+import { json, type LoopsTestServer, problem, startLoopsTestServer } from "../support/loops-test-server.ts";
 
 let collector: OtlpCollector;
 let loops: LoopsTestServer;

@@ -6,8 +6,8 @@ import { startReceiver } from "@loops-sync/receiver";
 import { type SamplerName, startTracing } from "@loops-sync/tracing";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type OtlpCollector, startOtlpCollector } from "#testkit/otlp-collector";
-import { deliver, makeEvent, SECRET } from "../receiver/webhook-fixtures.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
+import { deliver, makeEvent, SECRET } from "../support/webhook-fixtures.ts";
 
 let db: TestDatabase;
 let collector: OtlpCollector;

@@ -2,7 +2,7 @@ import { createLogger } from "@loops-sync/config";
 import { createOrderApplier, createWorkerMetrics } from "@loops-sync/worker";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
-import { makeOrder } from "./support/make-order.ts";
+import { makeOrder } from "../support/make-order.ts";
 
 describe("order applier: orders naming a location the replica lacks", () => {
   let db: TestDatabase;

@@ -3,7 +3,7 @@ import { LoopsError } from "@loops-sync/loops-client";
 import { applyOrderIfNewer, applyOrdersIfNewer } from "@loops-sync/replica";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
-import { makeOrder } from "./support/make-order.ts";
+import { makeOrder } from "../support/make-order.ts";
 
 let db: TestDatabase;
 beforeAll(async () => {

@@ -5,8 +5,8 @@ import { connect, type EventEnvelope } from "@loops-sync/db";
 import type { Order } from "@loops-sync/loops-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "#testkit/wait-for";
-import { createHarness, type Harness, settled } from "./support/harness.ts";
-import { makeOrder } from "./support/make-order.ts";
+import { makeOrder } from "../support/make-order.ts";
+import { createHarness, type Harness, settled } from "../support/worker-harness.ts";
 
 const MERCHANT = "mer_demo_1";
 

@@ -5,7 +5,7 @@ import { type EventEnvelope, storeEventsAndEnqueue } from "@loops-sync/db";
 import { readSyncStatus } from "@loops-sync/status";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "#testkit/wait-for";
-import { APPLICATION_ID, createHarness, type Harness, outcomes } from "./support/harness.ts";
+import { APPLICATION_ID, createHarness, type Harness, outcomes } from "../support/worker-harness.ts";
 
 let h: Harness;
 beforeAll(async () => {

@@ -3,9 +3,9 @@ import { fileURLToPath } from "node:url";
 import type { EventEnvelope } from "@loops-sync/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "#testkit/wait-for";
-import { createHarness, type Harness, outcomes, settled } from "./support/harness.ts";
+import { createHarness, type Harness, outcomes, settled } from "../support/worker-harness.ts";
 
-const FIXTURE = fileURLToPath(new URL("./fixtures/run-worker.ts", import.meta.url));
+const FIXTURE = fileURLToPath(new URL("../support/run-worker.ts", import.meta.url));
 const ORDER_FETCH = "GET /orders/{order_id}";
 
 let h: Harness;

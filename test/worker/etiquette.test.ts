@@ -1,7 +1,7 @@
 import type { EventEnvelope } from "@loops-sync/db";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "#testkit/wait-for";
-import { createHarness, type Harness, outcomes, settled } from "./support/harness.ts";
+import { createHarness, type Harness, outcomes, settled } from "../support/worker-harness.ts";
 
 const ORDER_FETCH = "GET /orders/{order_id}";
 

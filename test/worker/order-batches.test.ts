@@ -7,8 +7,8 @@ import { DEFAULT_SANDBOX_CREDENTIALS } from "@loops-sync/sandbox";
 import { createOrderApplier, createWorkerMetrics, type StartWorkerOptions } from "@loops-sync/worker";
 import { afterEach, describe, expect, it } from "vitest";
 import { waitFor } from "#testkit/wait-for";
-import { createHarness, type Harness, outcomes, settled } from "./support/harness.ts";
-import { makeOrder } from "./support/make-order.ts";
+import { makeOrder } from "../support/make-order.ts";
+import { createHarness, type Harness, outcomes, settled } from "../support/worker-harness.ts";
 
 const MERCHANT = "mer_demo_1";
 

@@ -5,7 +5,7 @@ import { applyOrderIfNewer } from "@loops-sync/replica";
 import { createOrderApplier, createWorkerMetrics } from "@loops-sync/worker";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
-import { makeOrder } from "./support/make-order.ts";
+import { makeOrder } from "../support/make-order.ts";
 
 let db: TestDatabase;
 beforeAll(async () => {

@@ -2,7 +2,7 @@ import { type EventEnvelope, storeEventsAndEnqueue } from "@loops-sync/db";
 import { createWorkerMetrics } from "@loops-sync/worker";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "#testkit/wait-for";
-import { APPLICATION_ID, createHarness, type Harness, outcomes, settled } from "./support/harness.ts";
+import { APPLICATION_ID, createHarness, type Harness, outcomes, settled } from "../support/worker-harness.ts";
 
 const ORDER_FETCH = "GET /orders/{order_id}";
 const MERCHANT = "mer_demo_1";
@@ -233,24 +233,6 @@ describe("worker: order events", () => {
     await waitFor(() => settled(h.db, [unversioned.id]), { what: "unversioned event settled" });
     expect(await outcomes(h.db, [unversioned.id])).toEqual({ [unversioned.id]: "applied" });
     expect(h.calls(ORDER_FETCH) - fetches).toBe(1);
-    expect((await replicaOrder(order.id))!.version).toBe(h.sandbox.truth.order(order.id)!.version);
-  });
-
-  it("settles an order queued before migration 0008 (no event id on its row) by the order's open events", async () => {
-    const order = h.sandbox.createOrder({ merchantId: MERCHANT });
-    h.sandbox.advanceOrder(order.id);
-    const events = (h.sandbox.truth.events() as unknown as EventEnvelope[]).filter(
-      (e) => e.data.order_id === order.id,
-    );
-    // Queued as an older release did: rows naming the order but not the event (the NOTIFY goes at commit).
-    await h.db.sql.begin(async (tx) => {
-      await storeEventsAndEnqueue(tx, events, { source: "webhook", applicationId: APPLICATION_ID });
-      const legacy = await tx`update sync.order_refresh set event_id = null where order_id = ${order.id}`;
-      expect(legacy.count).toBe(2);
-    });
-    const ids = events.map((e) => e.id);
-    await waitFor(() => settled(h.db, ids), { what: "legacy queue row answered" });
-    expect(Object.values(await outcomes(h.db, ids)).sort()).toEqual(["applied", "applied"]);
     expect((await replicaOrder(order.id))!.version).toBe(h.sandbox.truth.order(order.id)!.version);
   });
 

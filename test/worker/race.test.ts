@@ -1,18 +1,21 @@
 import { connect, type EventEnvelope, type Sql } from "@loops-sync/db";
 import { LoopsClient } from "@loops-sync/loops-client";
 import { DEFAULT_SANDBOX_CREDENTIALS } from "@loops-sync/sandbox";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "#testkit/wait-for";
-import { createHarness, type Harness, settled } from "./support/harness.ts";
+import { createHarness, type Harness, settled } from "../support/worker-harness.ts";
 
 let h: Harness;
 const pools: Sql[] = [];
 beforeAll(async () => {
   h = await createHarness();
 });
+// The workers a test started run on its pools: stop them, then end the pools, before the next test.
+afterEach(async () => {
+  await Promise.all((h?.workers ?? []).splice(0).map((w) => w.stop()));
+  await Promise.all(pools.splice(0).map((p) => p.end()));
+});
 afterAll(async () => {
-  await Promise.all((h?.workers ?? []).map((w) => w.stop()));
-  await Promise.all(pools.map((p) => p.end()));
   await h?.close();
 });
 

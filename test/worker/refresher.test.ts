@@ -1,7 +1,7 @@
 import { createWorkerMetrics } from "@loops-sync/worker";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "#testkit/wait-for";
-import { createHarness, type Harness, settled } from "./support/harness.ts";
+import { createHarness, type Harness, settled } from "../support/worker-harness.ts";
 
 const MERCHANT = "mer_demo_1";
 

@@ -2,7 +2,7 @@ import { type EventEnvelope, storeEventsAndEnqueue } from "@loops-sync/db";
 import type { MenuImportParams } from "@loops-sync/loops-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "#testkit/wait-for";
-import { APPLICATION_ID, createHarness, type Harness, outcomes, settled } from "./support/harness.ts";
+import { APPLICATION_ID, createHarness, type Harness, outcomes, settled } from "../support/worker-harness.ts";
 
 const MERCHANT = "mer_demo_1";
 let h: Harness;

@@ -1,9 +1,10 @@
 // The one coverage rule for order events, shared by the order batch, refresh_order and catch-up, on a real
 // Postgres: which events the replica covers, and whether each is stale or applied.
-import { applyOrderIfNewer, settleCoveredOrderEvents } from "@loops-sync/replica";
+import { settleCoveredOrderEvents } from "@loops-sync/db";
+import { applyOrderIfNewer } from "@loops-sync/replica";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
-import { makeOrder } from "./support/make-order.ts";
+import { makeOrder } from "../support/make-order.ts";
 
 const MERCHANT = "mer_settle";
 let db: TestDatabase;

@@ -3,7 +3,7 @@ import { LoopsClient } from "@loops-sync/loops-client";
 import { DEFAULT_SANDBOX_CREDENTIALS } from "@loops-sync/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "#testkit/wait-for";
-import { createHarness, type Harness, outcomes, settled } from "./support/harness.ts";
+import { createHarness, type Harness, outcomes, settled } from "../support/worker-harness.ts";
 
 let h: Harness;
 beforeAll(async () => {

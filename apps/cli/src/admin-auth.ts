@@ -40,7 +40,7 @@ export function requireAdminToken({
       status: 401,
       code: "admin_token_required",
       title: "Unauthorized",
-      detail: "send Authorization: Bearer <ADMIN_TOKEN> (docs/operations.md, Ports and exposure)",
+      detail: "send Authorization: Bearer <ADMIN_TOKEN> (docs/deploy.md, Ports and exposure)",
       headers: { "www-authenticate": `Basic ${REALM}, charset="UTF-8"` },
     });
   };

@@ -20,7 +20,7 @@ export function exitQuietlyOnClosedPipe(): void {
 }
 
 /** The flag every operator verb takes for a machine-readable result. */
-export const JSON_FLAG_HELP = "print the result as JSON on stdout (shape in docs/operations.md)";
+export const JSON_FLAG_HELP = "print the result as JSON on stdout (shape in docs/cli.md)";
 
 /** Exit 4 when Loops refused the application for any merchant: only the operator can fix that. */
 export function throwIfRefused(

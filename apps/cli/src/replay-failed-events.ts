@@ -1,4 +1,4 @@
-import type { Sql } from "@loops-sync/db";
+import { reopenEvents, type Sql } from "@loops-sync/db";
 import { enqueueJob } from "@loops-sync/replica";
 
 /** Which failed events `replay --failed` takes. */
@@ -85,21 +85,17 @@ export async function replayFailedEvents(
     const batch = await sql.begin(async (tx) => {
       const rows = await tx<{ id: string; type: string; key: string; last: boolean }[]>`
         with picked as (
-          select e.id from sync.events e
+          select e.id, e.type, e.received_at from sync.events e
           where ${matching(sql, filter)}
             ${after ? sql`and (e.received_at, e.id) > (${after.receivedAt}::timestamptz, ${after.id})` : sql``}
           order by e.received_at, e.id limit ${batchSize} for update skip locked
-        ),
-        updated as (
-          update sync.events as u set outcome = 'pending', error = null, outcome_at = null
-          from picked where u.id = picked.id
-          returning u.id, u.type, u.received_at
         )
         select id, type, to_char(received_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as key,
                row_number() over (order by received_at desc, id desc) = 1 as last
-        from updated`;
+        from picked`;
       if (rows.length > 0) {
         const eventIds = rows.map((r) => r.id).sort();
+        await reopenEvents(tx, eventIds);
         await enqueueJob(tx, { task: "process_events", payload: { eventIds }, maxAttempts: MAX_ATTEMPTS });
       }
       return rows;

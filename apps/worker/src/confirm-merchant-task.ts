@@ -1,4 +1,4 @@
-import type { Sql } from "@loops-sync/db";
+import { type Sql, settleUnknownMerchantEvents } from "@loops-sync/db";
 import { causedBy, classifyUpstreamFailure, enqueueJob, recordChanges } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
 import { type ConnectionInput, upsertConnection } from "./upsert-merchant.ts";
@@ -14,10 +14,7 @@ async function recordUnknownMerchant(sql: Sql, merchantId: string, why: string):
     await tx`
       update sync.merchants set status = 'unknown', confirm_error = ${why}
       where id = ${merchantId} and status = 'unconfirmed'`;
-    await tx`
-      update sync.events set outcome = 'unhandled', error = ${`merchant unknown to Loops: ${why}`},
-             outcome_at = now()
-      where merchant_id = ${merchantId} and outcome = 'pending'`;
+    await settleUnknownMerchantEvents(tx, merchantId, why);
   });
 }
 

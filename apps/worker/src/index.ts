@@ -17,8 +17,9 @@ export {
 } from "./forwarding/start-forwarder.ts";
 export { createOrderApplier, type OrderApplier } from "./orders/order-applier.ts";
 export { orderJobKey } from "./orders/refresh-order-task.ts";
-export { resolveOrderEvents, settleOrderEvents } from "./orders/settle-order-events.ts";
+export { resolveOrderEvents } from "./orders/resolve-order-events.ts";
 export { createPoolRegistry, type PoolRegistry } from "./pool-registry.ts";
+export { cutoffBefore } from "./prune-task.ts";
 export {
   type MerchantReconcile,
   reconcileMerchant,
@@ -29,8 +30,8 @@ export {
   type RunReconcileOptions,
   runReconcile,
 } from "./reconcile/run-reconcile.ts";
+export { RECONCILE_PRIORITY, refreshResourcesTask } from "./refresh-resources-task.ts";
 export { type EventRoute, routeEvent } from "./route-event.ts";
-export { type EventOutcome, type Outcome, settleEvents } from "./settle-events.ts";
 export { type RunningWorker, type StartWorkerOptions, startWorker } from "./start-worker.ts";
 export { type JobInput, type MenuInput, upsertJob, upsertMenu } from "./upsert-job.ts";
 export {
@@ -46,4 +47,10 @@ export {
   upsertConnection,
   upsertMerchant,
 } from "./upsert-merchant.ts";
+export {
+  type CatchupJobOptions,
+  type PruneJobOptions,
+  type WorkerJobs,
+  workerJobs,
+} from "./worker-jobs.ts";
 export { createWorkerMetrics, type WorkerMetrics } from "./worker-metrics.ts";

@@ -1,9 +1,8 @@
-import type { TransactionSql } from "@loops-sync/db";
+import { type SettledEvent, settleEvents, type TransactionSql } from "@loops-sync/db";
 import { enqueueJob, type JobSpec, revokeMerchant } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
 import { type QueuedOrder, queueOrders } from "./orders/claim-orders.ts";
 import { brandIdOf, jobIdOf, routeEvent } from "./route-event.ts";
-import { type EventOutcome, settleEvents } from "./settle-events.ts";
 import type { WorkerContext } from "./worker-context.ts";
 
 interface StoredEvent {
@@ -69,7 +68,7 @@ async function dispatch(
     where e.id = any(${eventIds}::text[]) and e.outcome = 'pending'
     order by e.created_at, e.id`;
 
-  const outcomes: EventOutcome[] = [];
+  const outcomes: SettledEvent[] = [];
   let waiting = 0;
   const queued = new Map<string, QueuedOrder[]>();
   const jobs = new Map<string, JobSpec>();

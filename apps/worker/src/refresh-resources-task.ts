@@ -1,21 +1,44 @@
-import { enqueueJob } from "@loops-sync/replica";
+import { enqueueJob, startScheduledTick } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
 import type { WorkerContext } from "./worker-context.ts";
 
 /**
+ * The reconcile's jobs come after every other job that is due: an event's refresh never waits behind
+ * thousands of merchants' reconciles (graphile-worker picks lower numbers first).
+ */
+export const RECONCILE_PRIORITY = 10;
+
+/** The row of sync.scheduled_ticks that records the reconcile's runs. */
+export const RECONCILE_TICK = "reconcile";
+
+/**
  * refresh_resources (at start and on RECONCILE_CRON): one reconcile_merchant per active merchant, and one
  * refresh_channels through the first of them. Keyed, so several workers starting at once, or a
- * cron tick landing on a pending refresh, add nothing twice.
+ * cron tick landing on a pending refresh, add nothing twice. The run is recorded in sync.scheduled_ticks: each
+ * merchant's job counts itself done, the last one ends the run, and a run still going when the next starts
+ * counts as an overrun (the metric, `status` and the page show it). Their calls wait for the shared request
+ * budget at background priority, so the run spreads itself over as long as the budget needs.
  */
-export function refreshResourcesTask(ctx: WorkerContext): Task {
+export function refreshResourcesTask(ctx: WorkerContext, cron: string): Task {
   const { sql, metrics } = ctx;
   return async function refreshResources() {
+    await sql`
+      update sync.scheduled_ticks set overruns = overruns + 1, last_overran = true
+      where task = ${RECONCILE_TICK} and finished_at is null`;
+    const merchants = await sql<{ id: string }[]>`
+      select id from sync.merchants where status = 'active' order by id`;
+    const tick = await startScheduledTick(sql, { task: RECONCILE_TICK, cron, items: merchants.length });
+    if (merchants.length === 0) await tick.finish();
     await sql.begin(async (tx) => {
-      const merchants = await tx<{ id: string }[]>`
-        select id from sync.merchants where status = 'active' order by id`;
       for (const { id } of merchants) {
-        const base = { payload: { merchantId: id }, merchantId: id, jobKeyMode: "preserve_run_at" } as const;
-        await enqueueJob(tx, { ...base, task: "reconcile_merchant", jobKey: `reconcile:${id}` });
+        await enqueueJob(tx, {
+          task: "reconcile_merchant",
+          payload: { merchantId: id, tick: true },
+          merchantId: id,
+          jobKey: `reconcile:${id}`,
+          jobKeyMode: "preserve_run_at",
+          priority: RECONCILE_PRIORITY,
+        });
       }
       const first = merchants[0];
       if (first) {
@@ -25,6 +48,7 @@ export function refreshResourcesTask(ctx: WorkerContext): Task {
           merchantId: first.id,
           jobKey: "channels",
           jobKeyMode: "preserve_run_at",
+          priority: RECONCILE_PRIORITY,
         });
       }
     });

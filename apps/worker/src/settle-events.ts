@@ -1,30 +1,11 @@
-import type { Sql, EventOutcome as StoredOutcome, TransactionSql } from "@loops-sync/db";
+import {
+  type RefreshedSettle,
+  type SettledOutcome,
+  type Sql,
+  settleRefreshedEvents,
+  type TransactionSql,
+} from "@loops-sync/db";
 import { brandIdOf, type EventRoute, jobIdOf, routeEvent } from "./route-event.ts";
-
-/** An outcome the worker records (every one but `pending`). */
-export type Outcome = Exclude<StoredOutcome, "pending">;
-
-export interface EventOutcome {
-  id: string;
-  outcome: Outcome;
-  error?: string | undefined;
-}
-
-/** Records outcomes of events still pending; an event another job already settled keeps its outcome. */
-export async function settleEvents(
-  sql: Sql | TransactionSql,
-  outcomes: readonly EventOutcome[],
-): Promise<void> {
-  if (outcomes.length === 0) return;
-  await sql`
-    update sync.events as e set outcome = s.outcome, error = s.error, outcome_at = now()
-    from unnest(
-      ${outcomes.map((o) => o.id)}::text[],
-      ${outcomes.map((o) => o.outcome)}::text[],
-      ${outcomes.map((o) => o.error ?? null)}::text[]
-    ) as s(id, outcome, error)
-    where e.id = s.id and e.outcome = 'pending'`;
-}
 
 export interface SettleRoutedOptions {
   merchantId: string;
@@ -35,17 +16,17 @@ export interface SettleRoutedOptions {
   brandId?: string;
   /** Only events stored before this moment (those a fetch starting then covers). */
   receivedBefore: Date;
-  outcome: Outcome;
+  outcome: SettledOutcome;
   error?: string;
 }
 
 /** What a routed settle did: how many events, and the newest of them (the feed names it as the cause). */
-export interface RoutedSettle {
-  count: number;
-  newest: { id: string; source: "webhook" | "catchup" | "cli" } | null;
-}
+export type RoutedSettle = RefreshedSettle;
 
-/** Settles the merchant's open events that a refresh of `route` answers (the route table lives in routeEvent). */
+/**
+ * Settles the merchant's open events that a refresh of `route` answers (the route table lives in routeEvent;
+ * the transition, in @loops-sync/db's settleRefreshedEvents).
+ */
 export async function settleRoutedEvents(
   sql: Sql | TransactionSql,
   { merchantId, route, jobId, brandId, receivedBefore, outcome, error }: SettleRoutedOptions,
@@ -62,15 +43,5 @@ export async function settleRoutedEvents(
         (brandId === undefined || brandIdOf(e.type, e.data) === brandId),
     )
     .map((e) => e.id);
-  if (ids.length === 0) return { count: 0, newest: null };
-  // A failure never overwrites an earlier success of the same refresh.
-  const [newest] = await sql<{ id: string; source: "webhook" | "catchup" | "cli"; count: number }[]>`
-    with settled as (
-      update sync.events set outcome = ${outcome}, error = ${error ?? null}, outcome_at = now()
-      where id = any(${ids}::text[]) and (outcome = 'pending' or ${outcome} <> 'failed')
-      returning id, source, created_at
-    )
-    select id, source, (select count(*)::int from settled) as count
-    from settled order by created_at desc, id desc limit 1`;
-  return { count: newest?.count ?? 0, newest: newest ? { id: newest.id, source: newest.source } : null };
+  return settleRefreshedEvents(sql, ids, outcome, error);
 }

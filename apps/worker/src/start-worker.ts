@@ -1,6 +1,7 @@
 import { EventEmitter } from "node:events";
+import { scheduleCatchup } from "@loops-sync/catchup";
 import { createLogger, type Logger } from "@loops-sync/config";
-import type { Sql, TaskName } from "@loops-sync/db";
+import type { Sql } from "@loops-sync/db";
 import type { SyncApi } from "@loops-sync/loops-client";
 import {
   DEFAULT_PAUSE_BACKOFF,
@@ -8,26 +9,17 @@ import {
   type PauseBackoff,
   pausedMerchantFlags,
 } from "@loops-sync/replica";
-import { run, type Task, type TaskList, type WorkerEvents } from "graphile-worker";
+import { run, type WorkerEvents } from "graphile-worker";
 import type { Registry } from "prom-client";
-import { confirmMerchantTask } from "./confirm-merchant-task.ts";
 import { createForwardMetrics } from "./forwarding/forward-metrics.ts";
 import { type Forwarder, type ForwarderOptions, startForwarder } from "./forwarding/start-forwarder.ts";
 import { graphileLogger } from "./graphile-logger.ts";
 import { startOrderRefresher } from "./orders/order-refresher.ts";
-import { refreshOrderTask } from "./orders/refresh-order-task.ts";
 import { startPauseProber } from "./pause-prober.ts";
 import { createPoolRegistry } from "./pool-registry.ts";
-import { processEventsTask } from "./process-events-task.ts";
 import { createQueuePool } from "./queue-pool.ts";
-import { reconcileMerchantTask } from "./reconcile/reconcile-merchant-task.ts";
-import { refreshBrandTask } from "./refresh-brand-task.ts";
-import { refreshGoLiveTask } from "./refresh-go-live-task.ts";
-import { refreshJobTask } from "./refresh-job-task.ts";
-import { refreshChannelsTask, refreshLocationsTask } from "./refresh-locations-task.ts";
-import { refreshMerchantTask } from "./refresh-merchant-task.ts";
-import { refreshResourcesTask } from "./refresh-resources-task.ts";
 import type { WorkerContext } from "./worker-context.ts";
+import { type CatchupJobOptions, type PruneJobOptions, workerJobs } from "./worker-jobs.ts";
 import { createWorkerMetrics } from "./worker-metrics.ts";
 
 export interface StartWorkerOptions {
@@ -74,10 +66,10 @@ export interface StartWorkerOptions {
    * instead of failing them. Default: 60 s.
    */
   databaseGraceSeconds?: number;
-  /** More tasks to run in the same pool (catch-up, backfill), by name. Default: none. */
-  extraTasks?: TaskList;
-  /** More crontab lines (graphile-worker syntax) for those tasks. Default: none. */
-  extraCrontab?: string;
+  /** Catch up from the event log on CATCHUP_CRON, and once at start (worker-jobs.ts). Default: off. */
+  catchup?: CatchupJobOptions;
+  /** Prune finished rows daily, as `loops-sync prune` does (worker-jobs.ts). Default: off. */
+  prune?: PruneJobOptions;
   /** Forward every change to the partner's endpoint (FORWARD_URL, …). Default: off. */
   forward?: Omit<ForwarderOptions, "sql" | "logger" | "registry">;
 }
@@ -117,8 +109,8 @@ export async function startWorker({
   orderRefreshPollMs,
   pauseBackoff = DEFAULT_PAUSE_BACKOFF,
   databaseGraceSeconds = 60,
-  extraTasks = {},
-  extraCrontab = "",
+  catchup,
+  prune,
   forward,
 }: StartWorkerOptions): Promise<RunningWorker> {
   if (!Number.isInteger(concurrency) || concurrency < 1) {
@@ -126,20 +118,7 @@ export async function startWorker({
   }
   const metrics = createWorkerMetrics(registry);
   const ctx: WorkerContext = { sql, client, logger, metrics, applicationId, pauseBackoff };
-  // `catchup` is packages/catchup's, given in `extraTasks`.
-  const tasks: Record<Exclude<TaskName, "catchup">, Task> = {
-    process_events: processEventsTask(ctx),
-    refresh_order: refreshOrderTask(ctx),
-    refresh_locations: refreshLocationsTask(ctx),
-    refresh_channels: refreshChannelsTask(ctx),
-    refresh_merchant: refreshMerchantTask(ctx),
-    refresh_job: refreshJobTask(ctx),
-    refresh_brand: refreshBrandTask(ctx),
-    refresh_go_live: refreshGoLiveTask(ctx),
-    confirm_merchant: confirmMerchantTask(ctx),
-    reconcile_merchant: reconcileMerchantTask(ctx),
-    refresh_resources: refreshResourcesTask(ctx),
-  };
+  const jobs = workerJobs(ctx, { resourcesCron, merchantIds, catchup, prune });
 
   if (merchantIds.length > 0) {
     await sql`
@@ -187,11 +166,8 @@ export async function startWorker({
     logger: graphileLogger(logger),
     events,
     forbiddenFlags,
-    taskList: { ...extraTasks, ...tasks },
-    crontab: [
-      `${resourcesCron} refresh_resources ?jobKey=refresh_resources&jobKeyMode=preserve_run_at`,
-      extraCrontab,
-    ].join("\n"),
+    taskList: jobs.taskList,
+    crontab: jobs.crontab,
   });
   await Promise.all(registered);
   // Jobs of a predecessor killed mid-job are released as soon as its heartbeat is old enough.
@@ -204,6 +180,8 @@ export async function startWorker({
       jobKeyMode: "preserve_run_at",
     });
   }
+  // Catch up once at start: whatever happened while nothing was running is read from the event log.
+  if (catchup) await scheduleCatchup(sql);
   const closeQueue = async () => {
     try {
       await pools.close();

@@ -88,7 +88,7 @@ export async function runBackfill({
     throw catchupError(
       "merchant_inactive",
       merchantId,
-      `merchant ${merchantId} is revoked: no API calls are made for it (see docs/operations.md, "Revoked merchant")`,
+      `merchant ${merchantId} is revoked: no API calls are made for it (see docs/runbook.md, "A merchant revoked the connection")`,
     );
   }
   const callsBefore = requestCount(client);

@@ -1,7 +1,12 @@
 import type { Logger } from "@loops-sync/config";
-import { planForCurrentSize, type Sql, storeEventsAndEnqueue, unstorableReason } from "@loops-sync/db";
+import {
+  planForCurrentSize,
+  type Sql,
+  settleCoveredOrderEvents,
+  storeEventsAndEnqueue,
+  unstorableReason,
+} from "@loops-sync/db";
 import type { Event, SyncMerchantApi } from "@loops-sync/loops-client";
-import { settleCoveredOrderEvents } from "@loops-sync/replica";
 import { advanceEventCursor } from "./event-cursor.ts";
 import { findUncoveredOrders } from "./find-uncovered-orders.ts";
 import { type ListRefreshResult, refreshOrdersFromList } from "./refresh-orders-from-list.ts";

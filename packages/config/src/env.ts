@@ -1,3 +1,4 @@
+import { CHANGE_RESOURCES } from "@loops-sync/schema";
 import { parseCrontab } from "graphile-worker";
 import { z } from "zod";
 
@@ -23,17 +24,7 @@ const SECRET_VARIABLES = new Set([
 ]);
 
 /** What FORWARD_RESOURCES may name (replica.changes.resource). */
-const FORWARD_RESOURCE_NAMES = [
-  "order",
-  "location",
-  "channel_connection",
-  "brand",
-  "menu",
-  "merchant",
-  "connection",
-  "job",
-  "channel",
-] as const;
+const FORWARD_RESOURCE_NAMES = CHANGE_RESOURCES;
 
 const list = (raw: string | undefined): string[] =>
   (raw ?? "")

@@ -1,4 +1,5 @@
 import postgres from "postgres";
+import { notePool } from "./pool-tracker.ts";
 
 export type Sql = postgres.Sql<Record<string, never>>;
 export type TransactionSql = postgres.TransactionSql<Record<string, never>>;
@@ -24,7 +25,7 @@ export function connect(
     idleTimeoutSeconds = 30,
   }: ConnectOptions = {},
 ): Sql {
-  return postgres(url, {
+  const sql = postgres(url, {
     max,
     connect_timeout: connectTimeoutSeconds,
     idle_timeout: idleTimeoutSeconds,
@@ -36,6 +37,7 @@ export function connect(
       bigint: { to: 20, from: [20], serialize: (v: number) => String(v), parse: (v: string) => Number(v) },
     },
   }) as unknown as Sql;
+  return notePool(sql, applicationName);
 }
 
 /** Turns a driver failure to reach the server into one line an operator can act on. */

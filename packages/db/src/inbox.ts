@@ -1,4 +1,5 @@
 import type { Sql, TransactionSql } from "./connect.ts";
+import { storedOutcome } from "./event-outcomes/stored-outcome.ts";
 import { payloadField, taskName } from "./tasks.ts";
 
 /** An upstream event envelope (webhook body or GET /events item). Unknown fields are kept. */
@@ -94,6 +95,7 @@ export async function storeEventsAndEnqueue(
     throw new Error(`inbox: ${texts.length} event texts for ${events.length} events`);
   }
   const self = applicationId ?? null;
+  const initial = storedOutcome(sql, self);
   // The events as ONE JSON array, its columns read out server-side: one string parameter instead of nine
   // arrays (postgres.js escapes every element of a text[], and the envelopes would be serialized again
   // right after being parsed from these very texts). One prepared plan for any
@@ -112,13 +114,10 @@ export async function storeEventsAndEnqueue(
     stored as (
       insert into sync.events (
         id, type, merchant_id, location_id, connection_id, origin_type, origin_application_id,
-        created_at, source, payload, outcome, outcome_at, trace_parent
+        created_at, source, payload, ${initial.columns}, trace_parent
       )
       select id, type, merchant_id, location_id, connection_id, origin_type, origin_application_id,
-             created_at, ${source}, payload,
-             case when origin_application_id = ${self}::text then 'ignored_self' else 'pending' end,
-             case when origin_application_id = ${self}::text then now() end,
-             trace_parent
+             created_at, ${source}, payload, ${initial.values}, trace_parent
       from input
       on conflict (id) do nothing
       returning id, outcome, merchant_id, order_id, order_version,

@@ -19,9 +19,28 @@ export { nativeDir, relocatedBaseFor } from "./embedded-place.ts";
 export {
   EVENT_OUTCOMES,
   type EventOutcome,
+  type SettledOutcome,
   TERMINAL_OUTCOMES,
   type TerminalOutcome,
-} from "./event-outcomes.ts";
+} from "./event-outcomes/event-outcomes.ts";
+export { reopenEvents } from "./event-outcomes/reopen-events.ts";
+export {
+  type OrderEventsToSettle,
+  type OrderWrite,
+  settleCoveredOrderEvents,
+} from "./event-outcomes/settle-covered-order-events.ts";
+export {
+  type RefreshedSettle,
+  type SettledEvent,
+  settleEvents,
+  settleRefreshedEvents,
+} from "./event-outcomes/settle-events.ts";
+export {
+  settleUnknownMerchantEvents,
+  skipRevokedMerchantEvents,
+} from "./event-outcomes/settle-merchant-events.ts";
+export { settleOrderEvents } from "./event-outcomes/settle-order-events.ts";
+export { storedOutcome } from "./event-outcomes/stored-outcome.ts";
 export {
   type EventEnvelope,
   type EventSource,
@@ -45,6 +64,7 @@ export {
   pipelinedTransaction,
 } from "./pipelined.ts";
 export { planForCurrentSize } from "./plan-for-current-size.ts";
+export { type OpenPool, type PoolTracker, trackPools } from "./pool-tracker.ts";
 export { type PruneOptions, type PruneResult, pruneFinished } from "./prune.ts";
 export {
   type RequestBudget,

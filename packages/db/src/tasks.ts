@@ -26,7 +26,8 @@ export interface TaskPayloads {
   /** GET /connection for a merchant an event named: known to Loops → active, else recorded as unknown. */
   confirm_merchant: { merchantId: string };
   /** Every mirrored resource of one merchant brought to the upstream's state, writing only what changed. */
-  reconcile_merchant: { merchantId: string };
+  /** `tick`: one merchant of a RECONCILE_CRON run (counted in sync.scheduled_ticks when it ends). */
+  reconcile_merchant: { merchantId: string; tick?: boolean };
   /** Fans out reconcile_merchant for every active merchant and refresh_channels (at start and by cron). */
   refresh_resources: Record<string, unknown>;
   /** Event-log catch-up (packages/catchup): one merchant, or every active one when absent. */

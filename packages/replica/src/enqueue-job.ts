@@ -16,6 +16,8 @@ export interface JobSpec<K extends TaskName = TaskName> {
   runAt?: Date;
   /** Default: DEFAULT_MAX_ATTEMPTS. */
   maxAttempts?: number;
+  /** graphile-worker's priority: jobs with a lower number are picked first. Default: 0. */
+  priority?: number;
   /** The merchant whose API calls the job makes: flags it so a paused merchant's jobs are not picked. */
   merchantId?: string;
   flags?: string[];
@@ -40,6 +42,7 @@ export async function enqueueJob<K extends TaskName>(
       run_at => ${spec.runAt ?? null}::timestamptz,
       max_attempts => ${spec.maxAttempts ?? DEFAULT_MAX_ATTEMPTS},
       job_key => ${spec.jobKey ?? null}::text,
+      priority => ${spec.priority ?? 0}::int,
       flags => ${flags.length > 0 ? flags : null}::text[],
       job_key_mode => ${spec.jobKeyMode ?? "replace"}
     )`;

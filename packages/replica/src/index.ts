@@ -41,12 +41,8 @@ export {
   type ScheduledTick,
   type StartTickOptions,
   startScheduledTick,
+  tickItemDone,
 } from "./scheduled-tick.ts";
-export {
-  type OrderEventsToSettle,
-  type OrderWrite,
-  settleCoveredOrderEvents,
-} from "./settle-covered-order-events.ts";
 export {
   claimDueProbe,
   DEFAULT_PAUSE_BACKOFF,

@@ -1,4 +1,4 @@
-import type { Sql, TransactionSql } from "@loops-sync/db";
+import { type Sql, skipRevokedMerchantEvents, type TransactionSql } from "@loops-sync/db";
 import type { PauseCause } from "./classify-upstream-failure.ts";
 
 export interface MerchantState {
@@ -74,9 +74,7 @@ export async function revokeMerchant(sql: Sql | TransactionSql, merchantId: stri
     insert into sync.merchants as m (id, learned_from, status, revoked_at)
     values (${merchantId}, 'webhook', 'revoked', now())
     on conflict (id) do update set status = 'revoked', revoked_at = coalesce(m.revoked_at, now())`;
-  await sql`
-    update sync.events set outcome = 'skipped_revoked', outcome_at = now()
-    where merchant_id = ${merchantId} and outcome = 'pending' and type <> 'connection.revoked'`;
+  await skipRevokedMerchantEvents(sql, merchantId);
 }
 
 /** The sync.merchants ids currently paused, as graphile-worker job flags (see `merchantFlag`). */

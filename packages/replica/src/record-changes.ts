@@ -1,17 +1,6 @@
 import type { TransactionSql } from "@loops-sync/db";
+import type { ChangeResource } from "@loops-sync/schema";
 import type { ApplyOrderResult } from "./apply-orders-if-newer.ts";
-
-/** What `replica.changes.resource` names. */
-export type ChangeResource =
-  | "order"
-  | "location"
-  | "channel_connection"
-  | "brand"
-  | "menu"
-  | "merchant"
-  | "connection"
-  | "job"
-  | "channel";
 
 /** How a change came: a webhook's event, catch-up's event log or list walk, a backfill, a repair, a reconcile. */
 export type ChangeSource = "webhook" | "catchup" | "backfill" | "repair" | "reconcile" | "cli";
@@ -31,6 +20,9 @@ export interface ChangeInput {
   /** The upstream event that led to the change, when one did. */
   eventId?: string | null;
 }
+
+/** What `replica.changes.resource` names (one list, in @loops-sync/schema). */
+export type { ChangeResource };
 
 /** A change as the statement that wrote it knows it; the task that ran it adds the cause. */
 export type ResourceChange = Omit<ChangeInput, "source" | "eventId">;

@@ -87,3 +87,20 @@ export async function startScheduledTick(
     },
   };
 }
+
+/**
+ * One item of a run whose items are separate jobs (the reconcile's one job per merchant, perhaps on several
+ * workers) is done: counted in the task's row, and the run recorded as finished with the last of them.
+ */
+export async function tickItemDone(sql: Sql, task: string): Promise<void> {
+  await sql`
+    update sync.scheduled_ticks
+       set items_done = items_done + 1,
+           finished_at = case when items_done + 1 >= items then clock_timestamp() end,
+           last_duration_seconds = case when items_done + 1 >= items
+             then extract(epoch from clock_timestamp() - started_at) else last_duration_seconds end,
+           last_overran = case when items_done + 1 >= items
+             then coalesce(clock_timestamp() > deadline, false) else last_overran end,
+           overruns = overruns + (items_done + 1 >= items and coalesce(clock_timestamp() > deadline, false))::int
+     where task = ${task} and finished_at is null`;
+}

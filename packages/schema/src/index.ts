@@ -7,6 +7,7 @@ export {
   type PostgresJsHandle,
 } from "./postgres-js-dialect.ts";
 export {
+  CHANGE_RESOURCES,
   CHANGES_EXPIRED_SQLSTATE,
   type Change,
   type ChangeResource,

@@ -92,7 +92,7 @@ function printSummary(result: CatchupResult): void {
     console.log(`catchup ${parts.join("; ")}`);
     if (m.status === "cursor_expired") {
       console.log(
-        `catchup ${m.merchantId}: the cursor was older than the 30-day event retention; orders were backfilled instead (see docs/operations.md)`,
+        `catchup ${m.merchantId}: the cursor was older than the 30-day event retention; orders were backfilled instead (see docs/runbook.md)`,
       );
     }
   }

@@ -1,4 +1,5 @@
 import {
+  CHANGE_RESOURCES,
   type Change,
   type ChangeResource,
   ChangesExpiredError,
@@ -14,17 +15,7 @@ import { abortOnSignal } from "./catchup.ts";
 /** Changes printed without --follow when --limit is not given. */
 export const DEFAULT_CHANGES_PRINTED = 100;
 
-const RESOURCES: readonly ChangeResource[] = [
-  "order",
-  "location",
-  "channel_connection",
-  "brand",
-  "menu",
-  "merchant",
-  "connection",
-  "job",
-  "channel",
-];
+const RESOURCES: readonly ChangeResource[] = CHANGE_RESOURCES;
 
 interface ChangesOptions {
   after: number;
@@ -83,7 +74,7 @@ export function createChangesCommand(): Command {
     .addOption(new Option("--merchant <id>", "only this merchant's changes").argParser(parseMerchantId))
     .addOption(new Option("--resource <resource>", "only changes of this resource").choices(RESOURCES))
     .addOption(
-      new Option("--json", "print one JSON object per change and line (NDJSON; shape in docs/operations.md)"),
+      new Option("--json", "print one JSON object per change and line (NDJSON; shape in docs/cli.md)"),
     )
     .addHelpText(
       "after",

@@ -1,4 +1,3 @@
-import { catchupCrontab, catchupTasks, scheduleCatchup } from "@loops-sync/catchup";
 import { createLogger, loadEnv } from "@loops-sync/config";
 import { connect, migrate, resolveDatabase, type Sql } from "@loops-sync/db";
 import { LoopsClient } from "@loops-sync/loops-client";
@@ -142,19 +141,11 @@ export function createDemoCommand(): Command {
           // Known from the start, so the reconcile at start mirrors their brands, menus and locations.
           merchantIds: sandbox.merchantIds,
           logger: logger.child({ name: "worker" }),
-          extraTasks: catchupTasks({
-            sql,
-            client,
-            applicationId: credentials.applicationId,
-            merchantIds: sandbox.merchantIds,
-            logger: logger.child({ name: "catchup" }),
-          }),
-          extraCrontab: catchupCrontab("* * * * *"),
+          // As `start` does: the first catch-up backfills each merchant and sets its event-log cursor.
+          catchup: { client, cron: "* * * * *", logger: logger.child({ name: "catchup" }) },
           forward: forwardTo && { url: forwardTo.url, secret: forwardTo.secret, timeoutMs: 2000 },
         });
         stops.splice(1, 0, () => worker.stop());
-        // As `start` does: the first catch-up backfills each merchant and sets its event-log cursor.
-        await scheduleCatchup(sql);
 
         console.log(
           `loops-sync demo: sandbox ${sandbox.url}, receiver ${receiver.url}, database ${database.embedded ? "embedded" : "DATABASE_URL"}`,

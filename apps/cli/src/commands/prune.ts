@@ -1,7 +1,7 @@
 import { pruneFinished } from "@loops-sync/db";
+import { cutoffBefore } from "@loops-sync/worker";
 import { Command, InvalidArgumentError, Option } from "commander";
 import { JSON_FLAG_HELP, printJson } from "../output.ts";
-import { cutoffBefore } from "../retention.ts";
 import { openRuntime } from "../runtime.ts";
 import { abortOnSignal } from "./catchup.ts";
 

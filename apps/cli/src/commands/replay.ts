@@ -1,3 +1,4 @@
+import { reopenEvents } from "@loops-sync/db";
 import { enqueueJob } from "@loops-sync/replica";
 import { type Database, kyselyOver } from "@loops-sync/schema";
 import { Argument, Command, Option } from "commander";
@@ -123,7 +124,7 @@ export function createReplayCommand(): Command {
             .forUpdate("e")
             .executeTakeFirst();
           if (!before) return undefined;
-          await tx`update sync.events set outcome = 'pending', error = null, outcome_at = null where id = ${eventId}`;
+          await reopenEvents(tx, [eventId]);
           // graphile-worker's default attempts, as the inbox gives process_events.
           await enqueueJob(tx, { task: "process_events", payload: { eventIds: [eventId] }, maxAttempts: 25 });
           return before;

@@ -1,4 +1,3 @@
-import { catchupCrontab, catchupTasks, scheduleCatchup } from "@loops-sync/catchup";
 import { startReceiver } from "@loops-sync/receiver";
 import { startWorker } from "@loops-sync/worker";
 import { Command, Option } from "commander";
@@ -8,7 +7,6 @@ import { CliError, EXIT } from "../cli-error.ts";
 import { API_VARIABLES, createLoopsClientFromEnv } from "../clients.ts";
 import { createProcessHealth, type ProcessHealth } from "../process-health.ts";
 import { registerProcessMetrics } from "../process-metrics.ts";
-import { PRUNE_CRONTAB, pruneTasks } from "../retention.ts";
 import { openRuntime, type Runtime } from "../runtime.ts";
 import { untilSignal } from "../shutdown.ts";
 
@@ -112,19 +110,8 @@ async function startParts(
       registry,
       pauseBackoff,
       databaseGraceSeconds: env.HEALTH_DATABASE_GRACE_SECONDS,
-      extraTasks: {
-        ...catchupTasks({
-          sql,
-          client,
-          pauseBackoff,
-          applicationId: env.LOOPS_APPLICATION_ID,
-          merchantIds: env.LOOPS_MERCHANT_IDS,
-          cron: env.CATCHUP_CRON,
-          logger: logger.child({ name: "catchup" }),
-        }),
-        ...pruneTasks({ sql, retentionDays: env.RETENTION_DAYS, logger: logger.child({ name: "prune" }) }),
-      },
-      extraCrontab: [catchupCrontab(env.CATCHUP_CRON), PRUNE_CRONTAB].join("\n"),
+      catchup: { client, cron: env.CATCHUP_CRON, logger: logger.child({ name: "catchup" }) },
+      prune: { retentionDays: env.RETENTION_DAYS, logger: logger.child({ name: "prune" }) },
       forward: env.FORWARD_URL
         ? {
             url: env.FORWARD_URL,
@@ -142,8 +129,6 @@ async function startParts(
       },
     });
     stops.splice(stops.length - 1, 0, () => worker.stop());
-    // Catch up once at start: whatever happened while nothing was running is read from the event log.
-    await scheduleCatchup(sql);
   }
 }
 

@@ -1,4 +1,4 @@
-import { payloadField, type TransactionSql, taskName } from "@loops-sync/db";
+import { payloadField, settleCoveredOrderEvents, type TransactionSql, taskName } from "@loops-sync/db";
 import {
   type ApplyOrderResult,
   applyOrdersIfNewer,
@@ -8,7 +8,6 @@ import {
   type OrderInput,
   orderChanges,
   recordChanges,
-  settleCoveredOrderEvents,
 } from "@loops-sync/replica";
 import type { WorkerContext } from "../worker-context.ts";
 

@@ -4,15 +4,15 @@ import { type MerchantState, merchantStatus } from "@loops-sync/replica";
 /**
  * Queue rows one batch considers; a full batch makes the refresher come back to the merchant at once. It
  * also bounds the advisory locks a batch holds (one per order): P / 2 batches × 100 per worker stay within
- * Postgres's lock table, which grows by 64 entries per connection the worker opens (docs/operations.md).
+ * Postgres's lock table, which grows by 64 entries per connection the worker opens (docs/scaling.md).
  */
 export const ORDER_BATCH_ROWS = 100;
 
-/** One queued refresh: the order, the version its event announced, and that event (null: queued before 0008). */
+/** One queued refresh: the order, the version its event announced, and that event. */
 export interface QueuedOrder {
   order_id: string;
   version: number | null;
-  event_id: string | null;
+  event_id: string;
 }
 
 /** One order of a claim: its claimed queue rows, folded. */
@@ -22,10 +22,8 @@ export interface Claimed {
   version: number | null;
   replica_version: number | null;
   rows: number;
-  /** The events that queued the claimed rows: the ones this batch settles. */
+  /** The events that queued the claimed rows: the ones this batch settles (migration 0017 linked the older rows). */
   event_ids: string[];
-  /** Some rows name no event (queued before migration 0008): the order's open events are settled instead. */
-  unlinked: boolean;
   /**
    * The claim statement's start, rounded up to the millisecond (a Date's precision): every claimed row, and
    * so its event, was committed before it. An event without a version counts as covered by this batch's
@@ -99,8 +97,7 @@ export async function claimOrders(
              o.version as replica_version, count(*)::int as rows,
              date_trunc('milliseconds', statement_timestamp() + interval '999 microseconds') as claimed_at,
              extract(epoch from statement_timestamp() - min(c.queued_at))::float8 as queued_seconds,
-             coalesce(array_agg(distinct c.event_id) filter (where c.event_id is not null), '{}') as event_ids,
-             bool_or(c.event_id is null) as unlinked
+             coalesce(array_agg(distinct c.event_id) filter (where c.event_id is not null), '{}') as event_ids
       from claimed c left join replica.orders o on o.id = c.order_id
       group by c.order_id, o.version
     ),

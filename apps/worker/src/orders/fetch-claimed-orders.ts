@@ -12,7 +12,7 @@ import type { WorkerContext } from "../worker-context.ts";
 import { type Claimed, type ClaimResult, needsFetch, ORDER_BATCH_ROWS } from "./claim-orders.ts";
 import { fetchOrder } from "./fetch-order.ts";
 import { observeCommitted, observeStage } from "./observe-order-stage.ts";
-import type { OrderBatchOptions } from "./refresh-order-batch.ts";
+import type { OrderBatchOptions } from "./order-batch-options.ts";
 import {
   claimOrdersTraced,
   inBatchContext,

@@ -2,7 +2,8 @@ import { ORDER_REFRESH_CHANNEL, type Sql } from "@loops-sync/db";
 import pLimit from "p-limit";
 import type { WorkerContext } from "../worker-context.ts";
 import { createOrderApplier } from "./order-applier.ts";
-import { ORDER_FETCH_CONCURRENCY, refreshOrderBatch } from "./refresh-order-batch.ts";
+import { ORDER_FETCH_CONCURRENCY } from "./order-batch-options.ts";
+import { refreshOrderBatch } from "./refresh-order-batch.ts";
 
 export interface OrderRefresherOptions {
   /** Batches run at once by this process (each holds one pooled connection while it fetches). Default: 8. */

@@ -1,38 +1,13 @@
 import { planForCurrentSize, type TransactionSql } from "@loops-sync/db";
 import { enterPause, pauseMerchant, recordChanges, revokeMerchant } from "@loops-sync/replica";
 import { withSpan } from "@loops-sync/tracing";
-import type { LimitFunction } from "p-limit";
 import type { WorkerContext } from "../worker-context.ts";
 import { ORDER_BATCH_ROWS } from "./claim-orders.ts";
 import { type FetchedClaims, fetchClaimedOrders } from "./fetch-claimed-orders.ts";
-import type { OrderApplier } from "./order-applier.ts";
+import type { OrderBatchOptions } from "./order-batch-options.ts";
 import { handOffOrders, type RoutedOrders, routeOrderFailures } from "./route-order-failures.ts";
 import { applyUnappliedOrders, settleOrderBatch } from "./settle-order-batch.ts";
 import { claimOrdersTraced } from "./trace-order-refresh.ts";
-
-/**
- * GET /orders/{id} calls in flight per batch the refresher runs at once. The bound is the worker's, shared
- * by its batches (`fetchSlots`): a batch that claimed many rows fetches them all at once when the others
- * are small, instead of in waves of a fixed share.
- */
-export const ORDER_FETCH_CONCURRENCY = 16;
-
-export interface OrderBatchOptions {
-  merchantId: string;
-  /** Commits the fetched orders as they arrive; none: the batch applies them itself, at its end. */
-  applier: OrderApplier | undefined;
-  /** The worker's bound on order fetches in flight, shared by its batches. */
-  fetchSlots: LimitFunction;
-  /** Aborted on shutdown: the claim rolls back. */
-  signal: AbortSignal;
-  /**
-   * Told, once the batch fetches, how to hand it more of the merchant's queued rows (`join` claims them in
-   * the batch's transaction and fetches them with the rest; it returns false once the batch no longer
-   * takes rows: past ORDER_BATCH_ROWS or ORDER_BATCH_JOIN_MS, stopped, or finishing); told `undefined`
-   * when that time is over. The refresher joins when it has no free batch slot for the merchant.
-   */
-  onJoinable?: (join: (() => boolean) | undefined) => void;
-}
 
 export interface OrderBatchResult {
   /** Queue rows this batch took (0: nothing queued that another batch is not fetching). */
@@ -94,7 +69,7 @@ async function runOrderBatch(ctx: WorkerContext, options: OrderBatchOptions): Pr
     // Shutting down: roll the claim back; the rows wait for the next worker.
     if (signal.aborted) throw new Error("order refresh aborted by shutdown");
     const { answers, changes } = await applyUnappliedOrders(ctx, tx, batch.fetched);
-    await settleOrderBatch(ctx, tx, merchantId, batch.claimed, answers);
+    await settleOrderBatch(ctx, tx, batch.claimed);
     const routed = await routeOrderFailures(ctx, tx, merchantId, batch, answers);
     const result = await endOrderBatch(ctx, tx, merchantId, batch, routed);
     // Last before COMMIT: it takes the change feed's lock.

@@ -1,10 +1,11 @@
+import { settleOrderEvents } from "@loops-sync/db";
 import { LoopsError } from "@loops-sync/loops-client";
 import { applyOrderIfNewer, orderChanges, recordChanges } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
 import { parseIds, upstreamTask } from "../upstream-task.ts";
 import type { WorkerContext } from "../worker-context.ts";
 import { fetchOrder } from "./fetch-order.ts";
-import { resolveOrderEvents, settleOrderEvents } from "./settle-order-events.ts";
+import { resolveOrderEvents } from "./resolve-order-events.ts";
 
 /** The job key that coalesces refreshes of one order: a burst of events costs one or two fetches. */
 export function orderJobKey(merchantId: string, orderId: string): string {

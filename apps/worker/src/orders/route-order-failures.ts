@@ -1,11 +1,10 @@
-import type { TransactionSql } from "@loops-sync/db";
+import { settleOrderEvents, type TransactionSql } from "@loops-sync/db";
 import { enqueueJob } from "@loops-sync/replica";
 import type { WorkerContext } from "../worker-context.ts";
 import { type Claimed, queueOrders } from "./claim-orders.ts";
 import type { FetchedClaims } from "./fetch-claimed-orders.ts";
 import { orderJobKey } from "./refresh-order-task.ts";
 import type { Answered } from "./settle-order-batch.ts";
-import { settleOrderEvents } from "./settle-order-events.ts";
 
 /** A transiently failed order is retried by its own refresh_order job after this pause. */
 const HAND_OFF_DELAY_MS = 1000;
@@ -93,9 +92,8 @@ export async function handOffOrders(
   await queueOrders(
     tx,
     merchantId,
-    requeue.flatMap((c) => [
-      ...c.event_ids.map((event_id) => ({ order_id: c.order_id, version: c.version, event_id })),
-      ...(c.unlinked ? [{ order_id: c.order_id, version: c.version, event_id: null }] : []),
-    ]),
+    requeue.flatMap((c) =>
+      c.event_ids.map((event_id) => ({ order_id: c.order_id, version: c.version, event_id })),
+    ),
   );
 }

@@ -1,5 +1,5 @@
-import type { TransactionSql } from "@loops-sync/db";
-import { type ApplyOrderResult, type ChangeInput, settleCoveredOrderEvents } from "@loops-sync/replica";
+import { settleCoveredOrderEvents, type TransactionSql } from "@loops-sync/db";
+import type { ApplyOrderResult, ChangeInput } from "@loops-sync/replica";
 import type { WorkerContext } from "../worker-context.ts";
 import { applyFetchedOrders, countApplied } from "./apply-fetched-orders.ts";
 import { type Claimed, needsFetch } from "./claim-orders.ts";
@@ -43,37 +43,24 @@ export async function applyUnappliedOrders(
 
 /**
  * Settles, in one statement, the events of the claimed orders the replica already covered (the applier
- * settled the fetched ones' with their commit), and, for rows queued before migration 0008 that name no
- * event, every open event of their orders that the replica now covers. An event counts as received before
- * the fetch when it was before its claim (the claim's start: an event stored in between has its own row).
- * Counts the outcomes.
+ * settled the fetched ones' with their commit). An event counts as received before the fetch when it was
+ * before its claim (the claim's start: an event stored in between has its own row). Counts the outcomes.
  */
 export async function settleOrderBatch(
   { metrics }: WorkerContext,
   tx: TransactionSql,
-  merchantId: string,
   claimed: readonly Claimed[],
-  answers: readonly Answered[],
 ): Promise<void> {
-  const covered = claimed.filter((c) => !needsFetch(c));
-  const unlinked = [
-    ...covered.map((c) => ({ claim: c, versionBefore: c.replica_version })),
-    ...answers.map((f) => ({ claim: f.claim, versionBefore: f.applied.previousVersion })),
-  ].filter((a) => a.claim.unlinked);
   const outcomes = await settleCoveredOrderEvents(tx, {
-    events: covered.flatMap((c) =>
-      c.event_ids.map((eventId) => ({
-        eventId,
-        versionBefore: c.replica_version,
-        receivedBefore: c.claimed_at,
-      })),
-    ),
-    orders: unlinked.map(({ claim, versionBefore }) => ({
-      merchantId,
-      orderId: claim.order_id,
-      versionBefore,
-      receivedBefore: claim.claimed_at,
-    })),
+    events: claimed
+      .filter((c) => !needsFetch(c))
+      .flatMap((c) =>
+        c.event_ids.map((eventId) => ({
+          eventId,
+          versionBefore: c.replica_version,
+          receivedBefore: c.claimed_at,
+        })),
+      ),
   });
   for (const [outcome, n] of Object.entries(outcomes)) metrics.events.inc({ outcome }, n);
 }

@@ -1,4 +1,6 @@
+import { tickItemDone } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
+import { RECONCILE_TICK } from "../refresh-resources-task.ts";
 import { parseIds, upstreamTask } from "../upstream-task.ts";
 import type { WorkerContext } from "../worker-context.ts";
 import { reconcileMerchant } from "./reconcile-merchant.ts";
@@ -14,9 +16,13 @@ export function reconcileMerchantTask(ctx: WorkerContext): Task {
     {
       name: "reconcile_merchant",
       parse: (payload) => parseIds<"reconcile_merchant">(payload),
-      settle: async () => {},
-      async run({ merchantId }, _state, helpers) {
+      // It answers no event; a run's merchant that ends without success still ends its part of the run.
+      settle: async ({ tick }) => {
+        if (tick) await tickItemDone(sql, RECONCILE_TICK);
+      },
+      async run({ merchantId, tick }, _state, helpers) {
         const result = await reconcileMerchant(sql, client, merchantId, { signal: helpers.abortSignal });
+        if (tick) await tickItemDone(sql, RECONCILE_TICK);
         logger.debug(
           { merchantId, apiCalls: result.apiCalls, changes: result.changes.length },
           "merchant reconciled",

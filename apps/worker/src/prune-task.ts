@@ -1,8 +1,6 @@
 import type { Logger } from "@loops-sync/config";
-import { type PruneResult, pruneFinished, type Sql } from "@loops-sync/db";
-import type { StartWorkerOptions } from "@loops-sync/worker";
-
-type TaskList = NonNullable<StartWorkerOptions["extraTasks"]>;
+import { pruneFinished, type Sql } from "@loops-sync/db";
+import type { Task } from "graphile-worker";
 
 /** The database's `now()` minus `seconds`: one clock for every process deciding what is old. */
 export async function cutoffBefore(sql: Sql, seconds: number): Promise<Date> {
@@ -14,7 +12,7 @@ export async function cutoffBefore(sql: Sql, seconds: number): Promise<Date> {
 export const PRUNE_CRONTAB = "30 3 * * * prune ?jobKey=prune&jobKeyMode=preserve_run_at&max=3";
 
 /** The `prune` task: what `loops-sync prune` does, with RETENTION_DAYS as the age. */
-export function pruneTasks({
+export function pruneTask({
   sql,
   retentionDays,
   logger,
@@ -22,12 +20,10 @@ export function pruneTasks({
   sql: Sql;
   retentionDays: number;
   logger: Logger;
-}): TaskList {
-  return {
-    prune: async () => {
-      const before = await cutoffBefore(sql, retentionDays * 86_400);
-      const result: PruneResult = await pruneFinished({ sql, before });
-      logger.info(result, "prune done");
-    },
+}): Task {
+  return async () => {
+    const before = await cutoffBefore(sql, retentionDays * 86_400);
+    const result = await pruneFinished({ sql, before });
+    logger.info(result, "prune done");
   };
 }

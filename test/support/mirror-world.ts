@@ -1,9 +1,9 @@
 import { LoopsClient } from "@loops-sync/loops-client";
 import { DEFAULT_SANDBOX_CREDENTIALS, type Sandbox, startSandbox } from "@loops-sync/sandbox";
 import { loopsApiEnv } from "#testkit/processes";
-import { type RunResult, runCli } from "../cli/operator-run.ts";
-import { createTestDatabase, type TestDatabase } from "../support/db.ts";
-import { type StartedLoopsSync, startLoopsSync } from "../support/loops-sync-start.ts";
+import { createTestDatabase, type TestDatabase } from "./db.ts";
+import { type StartedLoopsSync, startLoopsSync } from "./loops-sync-start.ts";
+import { type RunResult, runCli } from "./operator-run.ts";
 
 /** The sandbox, a database, `loops-sync start` on both (a child process) and helpers to look at the mirror. */
 export interface MirrorWorld {

@@ -1,8 +1,8 @@
 import { type Sandbox, startSandbox } from "@loops-sync/sandbox";
 import { afterAll, beforeAll } from "vitest";
 import { loopsSyncEnv, ProcessGroup, recordSecrets } from "#testkit/processes";
-import { chaosSeed } from "../chaos/chaos-seed.ts";
-import { createTestDatabase, type TestDatabase } from "../support/db.ts";
+import { chaosSeed } from "./chaos-seed.ts";
+import { createTestDatabase, type TestDatabase } from "./db.ts";
 
 /**
  * For a describe block of `loops-sync` child processes: a database and a sandbox of two merchants for the

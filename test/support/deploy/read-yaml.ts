@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import * as yaml from "yaml";
 
-export const REPO_ROOT = path.resolve(import.meta.dirname, "../..");
+export const REPO_ROOT = path.resolve(import.meta.dirname, "../../..");
 
 /** Thrown when a file is not valid YAML; names the file and the parser's first complaint. */
 export class YamlSyntaxError extends Error {

@@ -2,7 +2,7 @@ import { type EventEnvelope, storeEventsAndEnqueue } from "@loops-sync/db";
 import { LoopsClient } from "@loops-sync/loops-client";
 import { DEFAULT_SANDBOX_CREDENTIALS, type Sandbox, startSandbox } from "@loops-sync/sandbox";
 import { type RunningWorker, type StartWorkerOptions, startWorker } from "@loops-sync/worker";
-import { createTestDatabase, type TestDatabase } from "../../support/db.ts";
+import { createTestDatabase, type TestDatabase } from "./db.ts";
 
 export interface Harness {
   db: TestDatabase;

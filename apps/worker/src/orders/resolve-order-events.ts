@@ -1,18 +1,4 @@
-import type { Sql, TransactionSql } from "@loops-sync/db";
-import { settleCoveredOrderEvents } from "@loops-sync/replica";
-
-/** Marks the order's unsettled events with `outcome` (failed with the error, or skipped_revoked). */
-export async function settleOrderEvents(
-  sql: Sql | TransactionSql,
-  merchantId: string,
-  orderId: string,
-  outcome: "failed" | "skipped_revoked",
-  error?: string,
-): Promise<void> {
-  await sql`
-    update sync.events set outcome = ${outcome}, error = ${error ?? null}, outcome_at = now()
-    where merchant_id = ${merchantId} and order_id = ${orderId} and type like 'order.%' and outcome = 'pending'`;
-}
+import { type Sql, settleCoveredOrderEvents, type TransactionSql } from "@loops-sync/db";
 
 export interface ResolveOrderEventsOptions {
   merchantId: string;

@@ -5,7 +5,7 @@
 // embedded Postgres, and starts it the way the image would: every verb's --help, and with
 // DATABASE_URL set, `migrate`, the receiver, and the image's own HEALTHCHECK command against it.
 // Not part of the test suite (it downloads every dependency); run it by hand or in CI:
-//   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres node test/deploy/rehearse-image.ts [Dockerfile]
+//   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres node test/support/deploy/rehearse-image.ts [Dockerfile]
 import { execFileSync, spawn, spawnSync } from "node:child_process";
 import {
   chmodSync,

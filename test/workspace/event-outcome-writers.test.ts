@@ -1,0 +1,93 @@
+import { readdir, readFile } from "node:fs/promises";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+const root = fileURLToPath(new URL("../../", import.meta.url));
+
+/** The one module allowed to write `sync.events.outcome` (its state machine is documented there). */
+const OWNER = path.join("packages", "db", "src", "event-outcomes");
+
+/** Source files of apps/ and packages/ (dependencies left out). */
+async function sources(): Promise<string[]> {
+  const files: string[] = [];
+  for (const folder of ["apps", "packages"]) {
+    const entries = await readdir(path.join(root, folder), { recursive: true, withFileTypes: true });
+    for (const e of entries) {
+      const file = path.relative(root, path.join(e.parentPath, e.name));
+      if (e.isFile() && /\.(ts|sql)$/.test(e.name) && !file.split(path.sep).includes("node_modules"))
+        files.push(file);
+    }
+  }
+  return files;
+}
+
+/**
+ * Statements that set `sync.events.outcome`: an UPDATE's SET list, an INSERT's column list, an upsert's
+ * DO UPDATE SET list, or a Kysely update/insert of the table naming the column. Each match is read inside
+ * one SQL template (no backtick crossed).
+ */
+const WRITES: { pattern: RegExp; names: (match: RegExpMatchArray) => string }[] = [
+  {
+    pattern:
+      /update\s+sync\.events\b(?:\s+(?:as\s+)?\w+)?\s+set\b([^`]*?)(?:\bwhere\b|\bfrom\b|\breturning\b|`|$)/gi,
+    names: (m) => m[1]!,
+  },
+  {
+    pattern: /insert\s+into\s+sync\.events\s*\(([^)`]*)\)/gi,
+    names: (m) => m[1]!.replace(/\boutcome_at\b/g, ""),
+  },
+  {
+    pattern:
+      /insert\s+into\s+sync\.events\b[^`]*?do\s+update\s+set\b([^`]*?)(?:\bwhere\b|\breturning\b|`|$)/gi,
+    names: (m) => m[1]!,
+  },
+  { pattern: /(?:updateTable|insertInto)\(\s*["']sync\.events["']\s*\)([^;]*)/g, names: (m) => m[1]! },
+];
+
+/** `file: statement` for each write of the outcome column in `text`. */
+function outcomeWrites(file: string, text: string): string[] {
+  const found: string[] = [];
+  for (const { pattern, names } of WRITES)
+    for (const m of text.matchAll(pattern))
+      if (/\boutcome\b(?!_)/.test(names(m))) found.push(`${file}: ${m[0].replace(/\s+/g, " ").slice(0, 80)}`);
+  return found;
+}
+
+describe("one module writes sync.events.outcome", () => {
+  it("no SQL outside packages/db/src/event-outcomes/ sets the outcome", async () => {
+    const offenders: string[] = [];
+    for (const file of await sources()) {
+      if (file.startsWith(`${OWNER}${path.sep}`)) continue;
+      offenders.push(...outcomeWrites(file, await readFile(path.join(root, file), "utf8")));
+    }
+    expect(offenders).toEqual([]);
+  });
+
+  it("finds the owner's own writes, so the check above can see one", async () => {
+    const owned: string[] = [];
+    for (const file of await sources())
+      if (file.startsWith(`${OWNER}${path.sep}`))
+        owned.push(...outcomeWrites(file, await readFile(path.join(root, file), "utf8")));
+    // settleEvents, settleRefreshedEvents, settleOrderEvents, settleCoveredOrderEvents,
+    // skipRevokedMerchantEvents, settleUnknownMerchantEvents, reopenEvents.
+    expect(owned.length).toBeGreaterThanOrEqual(7);
+  });
+
+  it("recognises each form a write may take", () => {
+    const forms = [
+      "update sync.events set outcome = 'failed' where id = $1",
+      "update sync.events as e set error = null, outcome = s.outcome from s",
+      "insert into sync.events (id, type, outcome) values ($1, $2, 'pending')",
+      "insert into sync.events (id) values ($1) on conflict (id) do update set outcome = excluded.outcome",
+      'db.updateTable("sync.events").set({ outcome: "applied" })',
+    ];
+    for (const form of forms) expect(outcomeWrites("x.ts", form)).toHaveLength(1);
+    const reads = [
+      "update sync.events set outcome_at = now() where outcome = 'pending'",
+      "insert into sync.events (id, outcome_at) values ($1, now())",
+      "update sync.events_archive set outcome = 'applied'",
+    ];
+    for (const read of reads) expect(outcomeWrites("x.ts", read)).toEqual([]);
+  });
+});
