@@ -1,7 +1,7 @@
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { MigrationError, migrate, pendingMigrations } from "@loops-sync/db";
+import { DbError, migrate, pendingMigrations } from "@loops-sync/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 
@@ -47,8 +47,9 @@ describe("migrate", () => {
       expect((await migrate(scratch.sql, scratch.url, dir)).applied).toEqual(["0001_a.sql", "0002_b.sql"]);
       await writeFile(path.join(dir, "0001_a.sql"), "create table public.a (id bigint primary key);");
       const error = await migrate(scratch.sql, scratch.url, dir).catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(MigrationError);
-      expect((error as MigrationError).code).toBe("migration_changed");
+      expect(error).toBeInstanceOf(DbError);
+      expect((error as DbError).kind).toBe("migration");
+      expect((error as DbError).code).toBe("migration_changed");
       expect((error as Error).message).toMatch(
         /^migration 0001_a\.sql was edited after it was applied .*new migration$/,
       );
@@ -64,7 +65,7 @@ describe("migrate", () => {
     const scratch = await createTestDatabase({ empty: true });
     try {
       const error = await migrate(scratch.sql, scratch.url, dir).catch((e: unknown) => e);
-      expect((error as MigrationError).code).toBe("migration_failed");
+      expect((error as DbError).code).toBe("migration_failed");
       const [half] = await scratch.sql`select to_regclass('public.half') as t`;
       expect(half!.t).toBeNull();
     } finally {

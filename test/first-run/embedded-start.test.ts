@@ -6,7 +6,7 @@ import { chmod, chown, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/p
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { EmbeddedPostgresError, nativeDir, relocatedBaseFor, startEmbeddedPostgres } from "@loops-sync/db";
+import { DbError, nativeDir, relocatedBaseFor, startEmbeddedPostgres } from "@loops-sync/db";
 import postgres from "postgres";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCli } from "../support/operator-run.ts";
@@ -36,13 +36,14 @@ async function dataDirectory(url: string): Promise<string> {
   }
 }
 
-async function failure(start: Promise<unknown>): Promise<EmbeddedPostgresError> {
+async function failure(start: Promise<unknown>): Promise<DbError<"embedded">> {
   const error = await start.then(
     () => undefined,
     (e: unknown) => e,
   );
-  expect(error).toBeInstanceOf(EmbeddedPostgresError);
-  const e = error as EmbeddedPostgresError;
+  expect(error).toBeInstanceOf(DbError);
+  expect((error as DbError).kind).toBe("embedded");
+  const e = error as DbError<"embedded">;
   expect(e.message).not.toContain("\n");
   return e;
 }

@@ -1,4 +1,4 @@
-import { LoopsApiError, LoopsClient } from "@loops-sync/loops-client";
+import { LoopsClient, LoopsError } from "@loops-sync/loops-client";
 import { type Sandbox, startSandbox } from "@loops-sync/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -67,7 +67,7 @@ describe("the client against the sandbox", () => {
         .forMerchant(merchantId)
         .orders.list()
         .catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(LoopsApiError);
+      expect(error).toBeInstanceOf(LoopsError);
       expect(error).toMatchObject({ status: 429, code: "rate_limited", retryAfter: 60 });
     } finally {
       sandbox.setFaults({ api429Rate: 0 });
@@ -79,8 +79,8 @@ describe("the client against the sandbox", () => {
       .forMerchant("mer_unknown")
       .orders.list()
       .catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(LoopsApiError);
-    expect((error as LoopsApiError).status).toBeGreaterThanOrEqual(400);
-    expect((error as LoopsApiError).requestId).toMatch(/^req_/);
+    expect(error).toBeInstanceOf(LoopsError);
+    expect((error as LoopsError).status).toBeGreaterThanOrEqual(400);
+    expect((error as LoopsError).requestId).toMatch(/^req_/);
   });
 });

@@ -1,5 +1,5 @@
 import { inspect } from "node:util";
-import { LoopsApiError, LoopsClient } from "@loops-sync/loops-client";
+import { LoopsClient, LoopsError } from "@loops-sync/loops-client";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { orderBody } from "../support/api-bodies.ts";
 import { json, type LoopsTestServer, startLoopsTestServer } from "../support/loops-test-server.ts";
@@ -80,7 +80,7 @@ describe("OAuth client credentials", () => {
     });
     const m = makeClient().forMerchant("mer_1");
     const error = await m.orders.get("ord_x").catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(LoopsApiError);
+    expect(error).toBeInstanceOf(LoopsError);
     expect(error).toMatchObject({ status: 401, code: "unauthorized", requestId: "req_9" });
     expect(server.requests).toHaveLength(2);
     expect(server.tokenRequests).toHaveLength(2);
@@ -103,13 +103,13 @@ describe("OAuth client credentials", () => {
     expect(server.tokenRequests).toHaveLength(2);
   });
 
-  it("bad credentials are an unauthorized LoopsApiError without the secret", async () => {
+  it("bad credentials are an unauthorized LoopsError without the secret", async () => {
     const client = makeClient({ clientSecret: "sk_wrong_SECRET_abc" });
     const error = await client
       .forMerchant("mer_1")
       .orders.get("ord_1")
       .catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(LoopsApiError);
+    expect(error).toBeInstanceOf(LoopsError);
     expect(error).toMatchObject({ status: 401, code: "invalid_client" });
     expect(server.tokenRequests).toHaveLength(1);
     const dump = `${String(error)} ${inspect(error, { depth: 10 })} ${JSON.stringify(error)}`;

@@ -1,4 +1,4 @@
-import { LoopsClient, LoopsValidationError } from "@loops-sync/loops-client";
+import { LoopsClient, LoopsError } from "@loops-sync/loops-client";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { orderBody } from "../support/api-bodies.ts";
 import { json, type LoopsTestServer, problem, startLoopsTestServer } from "../support/loops-test-server.ts";
@@ -25,7 +25,7 @@ function options() {
 
 describe("client options", () => {
   it("refuses bad options naming the option, never echoing the secret", () => {
-    expect(() => new LoopsClient({ ...options(), apiUrl: "ftp://x" })).toThrow(LoopsValidationError);
+    expect(() => new LoopsClient({ ...options(), apiUrl: "ftp://x" })).toThrow(LoopsError);
     expect(() => new LoopsClient({ ...options(), apiUrl: "ftp://x" })).toThrow(/^apiUrl: /);
     expect(() => new LoopsClient({ ...options(), clientSecret: "" })).toThrow(/^clientSecret: /);
     expect(() => new LoopsClient({ ...options(), timeoutMs: 0 })).toThrow(/^timeoutMs: /);

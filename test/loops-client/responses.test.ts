@@ -1,9 +1,4 @@
-import {
-  LoopsApiError,
-  LoopsClient,
-  LoopsResponseError,
-  LoopsValidationError,
-} from "@loops-sync/loops-client";
+import { LoopsClient, LoopsError } from "@loops-sync/loops-client";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { eventBody, orderBody } from "../support/api-bodies.ts";
 import { json, type LoopsTestServer, startLoopsTestServer } from "../support/loops-test-server.ts";
@@ -49,7 +44,7 @@ describe("problem+json", () => {
     const error = await m()
       .brands.create({ external_ref: "b-1", name: { en: "A", ar: "ب" } })
       .catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(LoopsApiError);
+    expect(error).toBeInstanceOf(LoopsError);
     expect(error).toMatchObject({
       status: 409,
       code: "external_ref_conflict",
@@ -100,14 +95,15 @@ describe("tolerant reading", () => {
     expect((await m().events.get("evt_1")).type).toBe("loyalty.points_added");
   });
 
-  it("a 2xx missing a required field is a LoopsResponseError naming it", async () => {
+  it("a 2xx missing a required field is a bad_response LoopsError naming it", async () => {
     const broken = orderBody("ord_2");
     delete broken["version"];
     server.on("GET", "/orders/ord_2", (_q, res) => json(res, 200, broken));
     const error = await m()
       .orders.get("ord_2")
       .catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(LoopsResponseError);
+    expect(error).toBeInstanceOf(LoopsError);
+    expect((error as LoopsError).kind).toBe("bad_response");
     expect(error).toMatchObject({ code: "invalid_response", field: "version" });
   });
 });
@@ -139,7 +135,8 @@ describe("pagination", () => {
         // drain
       }
     })().catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(LoopsResponseError);
+    expect(error).toBeInstanceOf(LoopsError);
+    expect((error as LoopsError).kind).toBe("bad_response");
     expect(server.requests).toHaveLength(2);
   });
 
@@ -166,7 +163,8 @@ describe("local validation", () => {
     const error = await m()
       .orders.list({ limit: 500 })
       .catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(LoopsValidationError);
+    expect(error).toBeInstanceOf(LoopsError);
+    expect((error as LoopsError).kind).toBe("invalid");
     expect(error).toMatchObject({ field: "limit", code: "invalid_argument" });
     await expect(
       m().locations.create({
@@ -186,7 +184,7 @@ describe("local validation", () => {
         },
       }),
     ).rejects.toMatchObject({ field: "external_ref" });
-    expect(() => client.forMerchant("loc_1")).toThrow(LoopsValidationError);
+    expect(() => client.forMerchant("loc_1")).toThrow(LoopsError);
     expect(server.requests).toHaveLength(0);
   });
 });

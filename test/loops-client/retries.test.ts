@@ -1,11 +1,5 @@
 import { getEventListeners } from "node:events";
-import {
-  LoopsApiError,
-  LoopsClient,
-  LoopsNetworkError,
-  LoopsTimeoutError,
-  type RequestInfo,
-} from "@loops-sync/loops-client";
+import { LoopsClient, LoopsError, type RequestInfo } from "@loops-sync/loops-client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { orderBody } from "../support/api-bodies.ts";
 import { json, type LoopsTestServer, problem, startLoopsTestServer } from "../support/loops-test-server.ts";
@@ -80,7 +74,7 @@ describe("429 rate limiting", () => {
       .forMerchant("mer_1")
       .orders.get("ord_1")
       .catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(LoopsApiError);
+    expect(error).toBeInstanceOf(LoopsError);
     expect(error).toMatchObject({ status: 429, code: "rate_limited", retryAfter: 120, retryable: true });
     expect(server.requests).toHaveLength(1);
   });
@@ -172,7 +166,7 @@ describe("5xx, resets and timeouts", () => {
     expect(server.requests).toHaveLength(1);
   });
 
-  it("retries a connection reset, then reports a LoopsNetworkError", async () => {
+  it("retries a connection reset, then reports a network LoopsError", async () => {
     server.on("GET", "/orders/ord_1", (_q, res) => {
       res.socket?.destroy();
     });
@@ -180,12 +174,13 @@ describe("5xx, resets and timeouts", () => {
       .forMerchant("mer_1")
       .orders.get("ord_1")
       .catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(LoopsNetworkError);
+    expect(error).toBeInstanceOf(LoopsError);
+    expect((error as LoopsError).kind).toBe("network");
     expect(error).toMatchObject({ code: "network_error", retryable: true, route: "/orders/{order_id}" });
     expect(server.requests).toHaveLength(4);
   });
 
-  it("times out a slow answer per request and reports a LoopsTimeoutError", async () => {
+  it("times out a slow answer per request and reports a timeout LoopsError", async () => {
     server.on("GET", "/orders/ord_1", async (_q, res) => {
       await new Promise((r) => setTimeout(r, 400));
       json(res, 200, orderBody("ord_1"));
@@ -194,7 +189,8 @@ describe("5xx, resets and timeouts", () => {
       .forMerchant("mer_1")
       .orders.get("ord_1")
       .catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(LoopsTimeoutError);
+    expect(error).toBeInstanceOf(LoopsError);
+    expect((error as LoopsError).kind).toBe("timeout");
     expect(error).toMatchObject({ code: "timeout", retryable: true, timeoutMs: 100 });
     expect(server.requests).toHaveLength(2);
   });
@@ -239,7 +235,7 @@ describe("5xx, resets and timeouts", () => {
     expect(server.requests).toHaveLength(1);
   });
 
-  it("a token endpoint failing throughout surfaces as a LoopsApiError of the auth route", async () => {
+  it("a token endpoint failing throughout surfaces as a LoopsError of the auth route", async () => {
     server.tokenFaults = [503, 503, 503, 503, 503];
     const error = await makeClient()
       .forMerchant("mer_1")

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { LoopsApiError, LoopsClient, type MenuImportParams } from "@loops-sync/loops-client";
+import { LoopsClient, LoopsError, type MenuImportParams } from "@loops-sync/loops-client";
 import { type Sandbox, startSandbox } from "@loops-sync/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -133,7 +133,7 @@ describe("partner management flows against the sandbox", () => {
     const again = await m.brands.create({ external_ref: "brand-replay", name }, { idempotencyKey: key });
     expect(again.id).toBe(first.id);
     const conflict = await m.brands.create({ external_ref: "brand-replay", name }).catch((e: unknown) => e);
-    expect(conflict).toBeInstanceOf(LoopsApiError);
+    expect(conflict).toBeInstanceOf(LoopsError);
     expect(conflict).toMatchObject({ status: 409, code: "external_ref_conflict", existingId: first.id });
   });
 

@@ -1,5 +1,6 @@
 import { connect, type Sql } from "@loops-sync/db";
-import { applyOrderIfNewer, applyOrdersIfNewer, InvalidOrderError } from "@loops-sync/replica";
+import { LoopsError } from "@loops-sync/loops-client";
+import { applyOrderIfNewer, applyOrdersIfNewer } from "@loops-sync/replica";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 import { makeOrder } from "../support/make-order.ts";
@@ -163,8 +164,8 @@ describe("applyOrderIfNewer", () => {
     const badItem = makeOrder({ id: "ord_bad", version: 1 });
     (badItem.items as { quantity: unknown }[])[0]!.quantity = "two";
     const error = await applyOrderIfNewer(db.sql, badItem).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(InvalidOrderError);
-    expect((error as InvalidOrderError).field).toBe("items[0].quantity");
+    expect(error).toBeInstanceOf(LoopsError);
+    expect((error as LoopsError).field).toBe("items[0].quantity");
     expect((await stored(db.sql, "ord_bad")).order).toBeUndefined();
   });
 

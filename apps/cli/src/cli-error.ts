@@ -1,5 +1,6 @@
 import { ConfigError } from "@loops-sync/config";
-import { EmbeddedPostgresError, MigrationError } from "@loops-sync/db";
+import { isDbError } from "@loops-sync/db";
+import { LoopsError } from "@loops-sync/loops-client";
 
 /** Exit codes of `loops-sync`, documented in the README. */
 export const EXIT = {
@@ -41,8 +42,9 @@ const CONNECTION_CODES = new Set([
 export function describeFailure(error: unknown): { line: string; exitCode: ExitCode } {
   if (error instanceof CliError) return { line: error.message, exitCode: error.exitCode };
   if (error instanceof ConfigError) return { line: error.message, exitCode: EXIT.usage };
-  if (error instanceof MigrationError) return { line: error.message, exitCode: EXIT.database };
-  if (error instanceof EmbeddedPostgresError) return { line: error.message, exitCode: EXIT.database };
+  if (isDbError(error, "migration") || isDbError(error, "embedded")) {
+    return { line: error.message, exitCode: EXIT.database };
+  }
   const e = error as { code?: string; name?: string; message?: string; status?: number };
   if (e?.code && CONNECTION_CODES.has(e.code)) {
     return {
@@ -50,6 +52,10 @@ export function describeFailure(error: unknown): { line: string; exitCode: ExitC
       exitCode: EXIT.database,
     };
   }
-  if (e?.name?.startsWith("Loops")) return { line: `Loops API: ${e.message}`, exitCode: EXIT.upstream };
+  if (error instanceof LoopsError) {
+    // A verdict about one merchant (catch-up's: revoked) is a finding; anything else is Loops failing us.
+    if (error.merchantId !== undefined) return { line: error.message, exitCode: EXIT.problem };
+    return { line: `Loops API: ${error.message}`, exitCode: EXIT.upstream };
+  }
   return { line: e?.message ?? String(error), exitCode: EXIT.problem };
 }

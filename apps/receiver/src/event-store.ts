@@ -1,33 +1,12 @@
 import type { Sql } from "@loops-sync/db";
 import { storeEventsAndEnqueue, unstorableReason } from "@loops-sync/db";
 import { activeTracing, withSpan } from "@loops-sync/tracing";
-import type { UnstorableReason, WebhookEvent } from "@loops-sync/webhooks";
+import type { WebhookEvent } from "@loops-sync/webhooks";
 import { createGroupCommit, type GroupCommit } from "./group-commit.ts";
+import { ReceiverError } from "./receiver-error.ts";
 
 /** What storing one event came to; each is acknowledged with a 2xx. */
 export type StoreOutcome = "stored" | "duplicate" | "ignored_self";
-
-/**
- * The event is NOT stored: 503 (a retry can succeed) or, for content Postgres can never store, 422. Its
- * message is for logs; answers carry a fixed detail per code.
- */
-export class EventStoreError extends Error {
-  readonly code: "database_unavailable" | "store_timeout" | "unstorable_event";
-  readonly status: 422 | 503;
-  /** For unstorable_event: why (a bounded set, used as a metric label). */
-  readonly reason: UnstorableReason | undefined;
-  constructor(
-    code: EventStoreError["code"],
-    message: string,
-    options?: { cause?: unknown; reason?: UnstorableReason },
-  ) {
-    super(message, options);
-    this.name = "EventStoreError";
-    this.code = code;
-    this.status = code === "unstorable_event" ? 422 : 503;
-    this.reason = options?.reason;
-  }
-}
 
 export interface EventStoreOptions {
   sql: Sql;
@@ -64,14 +43,14 @@ export interface ReceivedEvent {
 export interface EventStore {
   /**
    * Resolves after the event (and its job) are committed, or it was already there; rejects with an
-   * EventStoreError only when it is not stored. `text` is the JSON the event was parsed from (default:
+   * ReceiverError only when it is not stored. `text` is the JSON the event was parsed from (default:
    * the event serialized again). `traceParent`: the request's span, stored with the event (tracing on).
    */
   store(event: WebhookEvent, text?: string, traceParent?: string): Promise<StoreOutcome>;
-  readonly batcher: GroupCommit<ReceivedEvent, StoreOutcome | EventStoreError>;
+  readonly batcher: GroupCommit<ReceivedEvent, StoreOutcome | ReceiverError>;
 }
 
-type Result = StoreOutcome | EventStoreError;
+type Result = StoreOutcome | ReceiverError;
 
 /** The inbox commit's span, after the database semantic conventions. */
 const INBOX_SPAN_ATTRIBUTES = {
@@ -80,13 +59,13 @@ const INBOX_SPAN_ATTRIBUTES = {
   "db.collection.name": "sync.events",
 };
 
-function toStoreError(error: unknown): EventStoreError {
+function toStoreError(error: unknown): ReceiverError {
   const code = (error as { code?: unknown }).code;
   const why = `${typeof code === "string" ? `${code}: ` : ""}${(error as Error).message}`;
   if (code === "57014") {
-    return new EventStoreError("store_timeout", `storing the event timed out (${why})`, { cause: error });
+    return new ReceiverError("store_timeout", `storing the event timed out (${why})`, { cause: error });
   }
-  return new EventStoreError("database_unavailable", `the database could not store the event (${why})`, {
+  return new ReceiverError("database_unavailable", `the database could not store the event (${why})`, {
     cause: error,
   });
 }
@@ -125,7 +104,7 @@ export function createEventStore({
     const now = performance.now();
     const sent = candidates.filter((e) => e.deadline - now >= minCommitMs);
     if (sent.length < candidates.length) {
-      const late = new EventStoreError(
+      const late = new ReceiverError(
         "store_timeout",
         `not sent: under ${minCommitMs} ms of ${timeoutMs} left`,
       );
@@ -172,7 +151,7 @@ export function createEventStore({
       const code = (error as { code?: string }).code;
       results.set(
         sent[0]!.event.id,
-        new EventStoreError("unstorable_event", `Postgres refused the event (SQLSTATE ${code})`, {
+        new ReceiverError("unstorable_event", `Postgres refused the event (SQLSTATE ${code})`, {
           cause: error,
           reason,
         }),
@@ -193,7 +172,7 @@ export function createEventStore({
     const answered = new Set<string>();
     return received.map(({ event: { id } }) => {
       const result = results.get(id)!;
-      if (result instanceof EventStoreError) return result;
+      if (result instanceof ReceiverError) return result;
       if (answered.has(id)) return "duplicate";
       answered.add(id);
       return result;
@@ -225,11 +204,11 @@ export function createEventStore({
     const gaveUp = new AbortController();
     let backstop: NodeJS.Timeout | undefined;
     const timer = setTimeout(() => {
-      gaveUp.abort(new EventStoreError("store_timeout", `no commit within ${timeoutMs} ms`));
+      gaveUp.abort(new ReceiverError("store_timeout", `no commit within ${timeoutMs} ms`));
     }, timeoutMs);
     const abandoned = new Promise<never>((_, reject) => {
       backstop = setTimeout(
-        () => reject(new EventStoreError("store_timeout", `no answer from Postgres within ${timeoutMs} ms`)),
+        () => reject(new ReceiverError("store_timeout", `no answer from Postgres within ${timeoutMs} ms`)),
         timeoutMs + cancelGraceMs,
       );
     });
@@ -238,10 +217,10 @@ export function createEventStore({
         batcher.submit({ event, text, deadline, traceParent }, gaveUp.signal),
         abandoned,
       ]);
-      if (result instanceof EventStoreError) throw result;
+      if (result instanceof ReceiverError) throw result;
       return result;
     } catch (error) {
-      throw error instanceof EventStoreError ? error : toStoreError(error);
+      throw error instanceof ReceiverError ? error : toStoreError(error);
     } finally {
       clearTimeout(timer);
       clearTimeout(backstop);

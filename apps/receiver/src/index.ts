@@ -5,7 +5,8 @@ export {
   type ReceiverApp,
   type ReceiverAppOptions,
 } from "./create-receiver-app.ts";
-export { EventStoreError, type StoreOutcome } from "./event-store.ts";
+export type { StoreOutcome } from "./event-store.ts";
 export { problemResponse } from "./problem-response.ts";
+export { ReceiverError, type ReceiverErrorCode } from "./receiver-error.ts";
 export { type RunningReceiver, type StartReceiverOptions, startReceiver } from "./start-receiver.ts";
 export type { ReceiverEnv } from "./webhook-handler.ts";

@@ -1,13 +1,5 @@
 import type { IncomingMessage } from "node:http";
-
-/** The body grew past the limit while streaming; the caller answers 413 and closes the connection. */
-export class BodyTooLargeError extends Error {
-  readonly code = "payload_too_large";
-  constructor(maxBytes: number) {
-    super(`the body exceeds ${maxBytes} bytes`);
-    this.name = "BodyTooLargeError";
-  }
-}
+import { ReceiverError } from "./receiver-error.ts";
 
 export interface ReadBodyOptions {
   /** The Node request when served by @hono/node-server: read directly, skipping the web-stream wrapper. */
@@ -33,7 +25,7 @@ export async function readBody({ incoming, request, maxBytes }: ReadBodyOptions)
     size += value.byteLength;
     if (size > maxBytes) {
       await reader.cancel().catch(() => {});
-      throw new BodyTooLargeError(maxBytes);
+      throw new ReceiverError("payload_too_large", `the body exceeds ${maxBytes} bytes`);
     }
     chunks.push(value);
   }
@@ -56,7 +48,7 @@ function readIncoming(incoming: IncomingMessage, maxBytes: number): Promise<Buff
         // Stop reading but keep the socket: the 413 still has to go out (with Connection: close).
         cleanup();
         incoming.pause();
-        reject(new BodyTooLargeError(maxBytes));
+        reject(new ReceiverError("payload_too_large", `the body exceeds ${maxBytes} bytes`));
         return;
       }
       chunks.push(chunk);

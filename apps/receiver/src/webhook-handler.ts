@@ -4,14 +4,14 @@ import { activeTracing } from "@loops-sync/tracing";
 import {
   parseEventEnvelope,
   type UnstorableReason,
-  WebhookVerificationError,
+  WebhookError,
   type WebhookVerifier,
 } from "@loops-sync/webhooks";
 import type { Context } from "hono";
 import type { EventStore } from "./event-store.ts";
-import { EventStoreError } from "./event-store.ts";
 import { problemResponse } from "./problem-response.ts";
-import { BodyTooLargeError, readBody } from "./read-body.ts";
+import { readBody } from "./read-body.ts";
+import { ReceiverError } from "./receiver-error.ts";
 import type { ReceiverMetrics } from "./receiver-metrics.ts";
 import { type RequestTrace, traceWebhookRequest } from "./trace-webhook-request.ts";
 
@@ -98,7 +98,7 @@ export function createWebhookHandler({
     try {
       body = await readBody({ incoming: c.env?.incoming, request: c.req.raw, maxBytes: maxBodyBytes });
     } catch (error) {
-      if (error instanceof BodyTooLargeError) return tooLarge();
+      if (error instanceof ReceiverError && error.code === "payload_too_large") return tooLarge();
       return refuse(400, "body_unreadable", "the request body could not be read");
     }
 
@@ -111,7 +111,7 @@ export function createWebhookHandler({
       text = body.toString("utf8");
       event = parseEventEnvelope(text, { expectedId: eventId, maxIdLength, maxJsonDepth });
     } catch (error) {
-      if (error instanceof WebhookVerificationError) {
+      if (error instanceof WebhookError) {
         if (error.code === "unstorable_event") return unstorable(eventId!, error.reason, error.detail);
         logger.debug({ code: error.code }, "webhook refused");
         return refuse(error.status, error.code, error.detail);
@@ -130,7 +130,7 @@ export function createWebhookHandler({
       if (outcome === "duplicate") metrics.duplicates.inc();
       return c.json({ id: event.id, status: outcome }, 200);
     } catch (error) {
-      if (!(error instanceof EventStoreError)) throw error;
+      if (!(error instanceof ReceiverError)) throw error;
       if (error.code === "unstorable_event") {
         const sqlstate = (error.cause as { code?: string } | undefined)?.code;
         return unstorable(

@@ -13,12 +13,12 @@ export {
   parseSeed,
   type SandboxSeed,
   type SandboxSeedInput,
-  SeedError,
 } from "./domain/seed.ts";
 export type { CreateOrderInput, OrderPatch } from "./domain/world.ts";
 export { type Faults, NO_FAULTS } from "./faults.ts";
 export type { GeneratorOptions } from "./generator.ts";
 export { TOKEN_LIFETIME_SECONDS } from "./http/tokens.ts";
+export { ProblemError } from "./problem.ts";
 export { type Sandbox, type SandboxOptions, startSandbox } from "./sandbox.ts";
 export type { SandboxStatsSnapshot } from "./stats.ts";
 export type { Delivery, DeliveryAttempt } from "./webhooks/delivery.ts";

@@ -29,9 +29,14 @@ export interface ProblemOptions {
   errors?: FieldError[];
   existingId?: string;
   headers?: Record<string, string>;
+  cause?: unknown;
 }
 
-/** An API refusal; rendered as application/problem+json by the app's error handler. */
+/**
+ * An API refusal; rendered as application/problem+json by the app's error handler. Also the sandbox's one
+ * error elsewhere: `invalid_seed` (a seed file unreadable or invalid) and `unknown_after` (an event cursor
+ * naming no retained event, which the events route turns into its 400).
+ */
 export class ProblemError extends Error {
   readonly status: number;
   readonly code: string;
@@ -43,9 +48,9 @@ export class ProblemError extends Error {
   constructor(
     status: number,
     code: string,
-    { detail, errors, existingId, headers = {} }: ProblemOptions = {},
+    { detail, errors, existingId, headers = {}, cause }: ProblemOptions = {},
   ) {
-    super(detail ? `${code}: ${detail}` : code);
+    super(detail ? `${code}: ${detail}` : code, { cause });
     this.name = "ProblemError";
     this.status = status;
     this.code = code;

@@ -15,9 +15,8 @@ export {
   type ForwarderOptions,
   startForwarder,
 } from "./forwarding/start-forwarder.ts";
-export type { LoopsApi, MerchantApi } from "./loops-api.ts";
 export { createOrderApplier, type OrderApplier } from "./orders/order-applier.ts";
-export { orderJobKey, UpstreamBehindError } from "./orders/refresh-order-task.ts";
+export { orderJobKey } from "./orders/refresh-order-task.ts";
 export { resolveOrderEvents } from "./orders/resolve-order-events.ts";
 export { createPoolRegistry, type PoolRegistry } from "./pool-registry.ts";
 export { cutoffBefore } from "./prune-task.ts";

@@ -1,3 +1,4 @@
+import { LoopsError } from "@loops-sync/loops-client";
 import { causedBy, recordChanges } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
 import { settleRoutedEvents } from "./settle-events.ts";
@@ -5,17 +6,8 @@ import { type JobInput, type MenuInput, upsertJob, upsertMenu } from "./upsert-j
 import { parseIds, upstreamTask } from "./upstream-task.ts";
 import type { WorkerContext } from "./worker-context.ts";
 
-/** A job.completed event arrived but GET /jobs still reads in progress: retried with backoff. */
-export class JobNotFinishedError extends Error {
-  readonly code = "job_not_finished";
-  constructor(jobId: string, status: string) {
-    super(`job ${jobId} is still ${status} upstream although job.completed was received`);
-    this.name = "JobNotFinishedError";
-  }
-}
-
-function invalid(message: string): Error {
-  return Object.assign(new Error(message), { code: "invalid_response" });
+function invalid(message: string): LoopsError {
+  return new LoopsError({ kind: "bad_response", code: "invalid_response", message });
 }
 
 /**
@@ -73,7 +65,12 @@ export function refreshJobTask(ctx: WorkerContext): Task {
           await recordChanges(tx, causedBy(changes, settled?.newest ?? null));
         });
         if (job.status === "pending" || job.status === "running")
-          throw new JobNotFinishedError(jobId, job.status);
+          // Retried with backoff until GET /jobs catches up with the event.
+          throw new LoopsError({
+            kind: "not_ready",
+            code: "job_not_finished",
+            message: `job ${jobId} is still ${job.status} upstream although job.completed was received`,
+          });
       },
     },
     ctx,

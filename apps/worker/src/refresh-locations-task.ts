@@ -1,6 +1,7 @@
+import type { CallOptions, SyncMerchantApi } from "@loops-sync/loops-client";
+import { LoopsError } from "@loops-sync/loops-client";
 import { causedBy, classifyUpstreamFailure, recordChanges } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
-import type { CallOptions, MerchantApi } from "./loops-api.ts";
 import { settleRoutedEvents } from "./settle-events.ts";
 import type { ChannelConnectionInput, ChannelInput, LocationInput } from "./upsert-locations.ts";
 import { replaceMerchantLocations, upsertChannels } from "./upsert-locations.ts";
@@ -14,14 +15,18 @@ function withId<T extends { id: string }>(items: readonly unknown[], what: strin
   return items.map((item, i) => {
     const id = (item as { id?: unknown } | null)?.id;
     if (typeof id !== "string" || id.length === 0) {
-      throw Object.assign(new Error(`${what}[${i}] has no id`), { code: "invalid_response" });
+      throw new LoopsError({
+        kind: "bad_response",
+        code: "invalid_response",
+        message: `${what}[${i}] has no id`,
+      });
     }
     return item as T;
   });
 }
 
 /** Every location of the merchant (all pages) and the channel connections of each. */
-export async function listMerchantLocations(api: MerchantApi, options: CallOptions) {
+export async function listMerchantLocations(api: SyncMerchantApi, options: CallOptions) {
   const locations: LocationInput[] = [];
   let cursor: string | undefined;
   for (let page = 0; page < MAX_PAGES; page++) {

@@ -1,3 +1,4 @@
+import { LoopsError } from "@loops-sync/loops-client";
 import { causedBy, recordChanges, revokeMerchant } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
 import { settleRoutedEvents } from "./settle-events.ts";
@@ -14,7 +15,11 @@ function checkResource<T>(value: unknown, what: string, fields: string[]): T {
   const v = value as Record<string, unknown> | null;
   for (const field of fields) {
     if (typeof v?.[field] !== "string") {
-      throw Object.assign(new Error(`${what} answer has no ${field}`), { code: "invalid_response" });
+      throw new LoopsError({
+        kind: "bad_response",
+        code: "invalid_response",
+        message: `${what} answer has no ${field}`,
+      });
     }
   }
   return value as T;

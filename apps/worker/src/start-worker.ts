@@ -2,6 +2,7 @@ import { EventEmitter } from "node:events";
 import { scheduleCatchup } from "@loops-sync/catchup";
 import { createLogger, type Logger } from "@loops-sync/config";
 import type { Sql } from "@loops-sync/db";
+import type { SyncApi } from "@loops-sync/loops-client";
 import {
   DEFAULT_PAUSE_BACKOFF,
   enqueueJob,
@@ -13,7 +14,6 @@ import type { Registry } from "prom-client";
 import { createForwardMetrics } from "./forwarding/forward-metrics.ts";
 import { type Forwarder, type ForwarderOptions, startForwarder } from "./forwarding/start-forwarder.ts";
 import { graphileLogger } from "./graphile-logger.ts";
-import type { LoopsApi } from "./loops-api.ts";
 import { startOrderRefresher } from "./orders/order-refresher.ts";
 import { startPauseProber } from "./pause-prober.ts";
 import { createPoolRegistry } from "./pool-registry.ts";
@@ -28,7 +28,7 @@ export interface StartWorkerOptions {
   /** Our pool on the same database (postgres.js), for the replica and the inbox. */
   sql: Sql;
   /** The Loops API client (`LoopsClient` from @loops-sync/loops-client). */
-  client: LoopsApi;
+  client: SyncApi;
   /** LOOPS_APPLICATION_ID: events it originated are ignored. Default: none. */
   applicationId?: string;
   /** Jobs run at once in this process. Default: 8. */

@@ -1,6 +1,7 @@
-import { type CatchupApi, catchupCrontab, catchupTasks } from "@loops-sync/catchup";
+import { catchupCrontab, catchupTasks } from "@loops-sync/catchup";
 import type { Logger } from "@loops-sync/config";
 import type { TaskName } from "@loops-sync/db";
+import type { SyncApi } from "@loops-sync/loops-client";
 import type { Task, TaskList } from "graphile-worker";
 import { confirmMerchantTask } from "./confirm-merchant-task.ts";
 import { refreshOrderTask } from "./orders/refresh-order-task.ts";
@@ -18,7 +19,7 @@ import type { WorkerContext } from "./worker-context.ts";
 /** Catch-up from the event log, run by the worker (the `catchup` task of packages/catchup). */
 export interface CatchupJobOptions {
   /** The client catch-up reads the event log and orders with (the worker's own, in `loops-sync worker`). */
-  client: CatchupApi;
+  client: SyncApi;
   /** CATCHUP_CRON. Default: every 5 minutes. */
   cron?: string;
   /** Merchants caught up at once. Default: 8. */

@@ -1,9 +1,9 @@
 import { isTransaction, type Sql, type TransactionSql } from "@loops-sync/db";
+import { isLoopsError } from "@loops-sync/loops-client";
 import {
   applyOrdersIfNewer,
   type ChangeInput,
   checkOrder,
-  InvalidOrderError,
   inTransaction,
   type OrderProvenance,
   orderChanges,
@@ -41,7 +41,7 @@ export async function applyOrderPage(
       checkOrder(order);
       valid.push(order);
     } catch (error) {
-      if (!(error instanceof InvalidOrderError)) throw error;
+      if (!isLoopsError(error, "bad_response")) throw error;
       invalid.push({ orderId: error.orderId, reason: error.message });
     }
   }

@@ -1,11 +1,11 @@
-import { LoopsApiError } from "@loops-sync/loops-client";
+import { LoopsError } from "@loops-sync/loops-client";
 import { classifyUpstreamFailure } from "@loops-sync/replica";
 import { describe, expect, it } from "vitest";
 import { isCursorRefused, isFieldRefused } from "./catchup-error.ts";
 
 const refusal = (status: number, code: string, errors?: { field: string; message: string }[]) =>
   classifyUpstreamFailure(
-    new LoopsApiError({ status, code, title: code, method: "GET", route: "/events", errors }),
+    LoopsError.fromAnswer({ status, code, title: code, method: "GET", route: "/events", errors }),
   );
 
 describe("isCursorRefused", () => {

@@ -1,3 +1,4 @@
+import { LoopsError } from "@loops-sync/loops-client";
 import type { UpstreamFailure } from "@loops-sync/replica";
 
 /** Why a catch-up, backfill or verify run for a merchant could not go on. */
@@ -5,19 +6,19 @@ export type CatchupErrorCode =
   /** The merchant revoked the connection (403 connection_not_active): no more calls are made for it. */
   | "merchant_revoked"
   /** The merchant is marked revoked in sync.merchants, so nothing is asked of the API for it. */
-  | "merchant_inactive"
-  /** GET /events refused the stored cursor (older than retention, or unknown upstream). */
-  | "cursor_refused";
+  | "merchant_inactive";
 
-export class CatchupError extends Error {
-  readonly code: CatchupErrorCode;
-  readonly merchantId: string;
-  constructor(code: CatchupErrorCode, merchantId: string, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = "CatchupError";
-    this.code = code;
-    this.merchantId = merchantId;
-  }
+/**
+ * The run for `merchantId` cannot go on: a `refused` LoopsError carrying `merchantId` (the CLI exits 1 for
+ * it, a finding about one merchant, not 4).
+ */
+export function catchupError(
+  code: CatchupErrorCode,
+  merchantId: string,
+  message: string,
+  options: { cause?: unknown } = {},
+): LoopsError {
+  return new LoopsError({ kind: "refused", code, merchantId, message, cause: options.cause });
 }
 
 /**

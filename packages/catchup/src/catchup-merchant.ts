@@ -1,7 +1,7 @@
 import { setTimeout as delay } from "node:timers/promises";
 import type { Logger } from "@loops-sync/config";
 import type { Sql } from "@loops-sync/db";
-import type { Event } from "@loops-sync/loops-client";
+import type { Event, SyncApi } from "@loops-sync/loops-client";
 import {
   classifyUpstreamFailure,
   enterPause,
@@ -12,9 +12,9 @@ import {
 } from "@loops-sync/replica";
 import { withSpan } from "@loops-sync/tracing";
 import { readBackfillCheckpoint } from "./backfill-checkpoint.ts";
-import { type CatchupApi, requestCount } from "./catchup-api.ts";
-import { CatchupError, describeError, isCursorRefused } from "./catchup-error.ts";
+import { describeError, isCursorRefused } from "./catchup-error.ts";
 import { finishCursorRun, readEventCursor, resetEventCursor, startCursorRun } from "./event-cursor.ts";
+import { requestCount } from "./request-count.ts";
 import { type BackfillResult, runBackfill } from "./run-backfill.ts";
 import { LIST_MARGIN_MS, storeEventPage } from "./store-event-page.ts";
 
@@ -31,7 +31,7 @@ export interface CatchupProgress {
 
 export interface MerchantCatchupOptions {
   sql: Sql;
-  client: CatchupApi;
+  client: SyncApi;
   merchantId: string;
   applicationId: string | undefined;
   pageSize: number;
@@ -226,7 +226,7 @@ async function catchupMerchantPages(options: MerchantCatchupOptions): Promise<Me
     );
   } catch (error) {
     const failure = classifyUpstreamFailure(error);
-    if (failure.kind === "revoked" || (error instanceof CatchupError && error.code === "merchant_revoked")) {
+    if (failure.kind === "revoked") {
       await revokeMerchant(sql, merchantId);
       await finishCursorRun(
         sql,

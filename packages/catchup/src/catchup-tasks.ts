@@ -1,8 +1,8 @@
 import type { Logger } from "@loops-sync/config";
 import type { Sql, TaskPayloads } from "@loops-sync/db";
+import type { SyncApi } from "@loops-sync/loops-client";
 import { enqueueJob, type PauseBackoff, type ScheduledTick, startScheduledTick } from "@loops-sync/replica";
 import type { TaskList } from "graphile-worker";
-import type { CatchupApi } from "./catchup-api.ts";
 import { listActiveMerchants } from "./list-active-merchants.ts";
 import { runCatchup } from "./run-catchup.ts";
 
@@ -11,7 +11,7 @@ export type CatchupPayload = TaskPayloads["catchup"];
 
 export interface CatchupTaskOptions {
   sql: Sql;
-  client: CatchupApi;
+  client: SyncApi;
   /** LOOPS_APPLICATION_ID. Default: none. */
   applicationId?: string | undefined;
   /** LOOPS_MERCHANT_IDS. Default: []. */

@@ -1,12 +1,12 @@
 import type { Logger } from "@loops-sync/config";
 import type { Sql } from "@loops-sync/db";
-import { LoopsResponseError } from "@loops-sync/loops-client";
+import type { SyncMerchantApi } from "@loops-sync/loops-client";
+import { LoopsError } from "@loops-sync/loops-client";
 import { applyOrderPage } from "./apply-order-page.ts";
-import type { CatchupMerchantApi } from "./catchup-api.ts";
 
 export interface RefreshOrdersFromListOptions {
   sql: Sql;
-  api: CatchupMerchantApi;
+  api: SyncMerchantApi;
   /** GET /orders?updated_since=: every order changed at or after it is listed. */
   updatedSince: Date;
   /** Orders per list page (1–100). Default: 100. */
@@ -72,7 +72,7 @@ export async function refreshOrdersFromList({
     }
     if (!page.next_cursor) return result;
     if (seenCursors.has(page.next_cursor)) {
-      throw new LoopsResponseError("GET", "/orders", "next_cursor", "the same cursor came back twice");
+      throw LoopsError.badResponse("GET", "/orders", "next_cursor", "the same cursor came back twice");
     }
     seenCursors.add(page.next_cursor);
     cursor = page.next_cursor;

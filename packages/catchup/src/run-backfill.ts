@@ -1,5 +1,6 @@
 import type { Logger } from "@loops-sync/config";
 import type { Sql } from "@loops-sync/db";
+import type { SyncApi } from "@loops-sync/loops-client";
 import {
   classifyUpstreamFailure,
   readMerchantState,
@@ -15,8 +16,8 @@ import {
   startBackfillRun,
 } from "./backfill-checkpoint.ts";
 import { backfillCoverage, countReplicaOrders } from "./backfill-coverage.ts";
-import { type CatchupApi, requestCount } from "./catchup-api.ts";
-import { CatchupError, describeError, isFieldRefused } from "./catchup-error.ts";
+import { catchupError, describeError, isFieldRefused } from "./catchup-error.ts";
+import { requestCount } from "./request-count.ts";
 
 /** How far below the newest updated_at of the first page the next watermark is set. */
 export const WATERMARK_MARGIN_MS = 5 * 60_000;
@@ -32,7 +33,7 @@ export interface BackfillProgress {
 
 export interface RunBackfillOptions {
   sql: Sql;
-  client: CatchupApi;
+  client: SyncApi;
   merchantId: string;
   /** List orders updated at or after this. Default: the watermark of the last completed run, else all history. */
   since?: Date | string;
@@ -84,7 +85,7 @@ export async function runBackfill({
 }: RunBackfillOptions): Promise<BackfillResult> {
   const state = await readMerchantState(sql, merchantId);
   if (state.status === "revoked") {
-    throw new CatchupError(
+    throw catchupError(
       "merchant_inactive",
       merchantId,
       `merchant ${merchantId} is revoked: no API calls are made for it (see docs/runbook.md, "A merchant revoked the connection")`,
@@ -180,14 +181,9 @@ export async function runBackfill({
     if (classifyUpstreamFailure(error).kind === "revoked") {
       await revokeMerchant(sql, merchantId);
       await failBackfillRun(sql, merchantId, "merchant revoked the connection (403 connection_not_active)");
-      throw new CatchupError(
-        "merchant_revoked",
-        merchantId,
-        `merchant ${merchantId} revoked the connection`,
-        {
-          cause: error,
-        },
-      );
+      throw catchupError("merchant_revoked", merchantId, `merchant ${merchantId} revoked the connection`, {
+        cause: error,
+      });
     }
     await failBackfillRun(sql, merchantId, describeError(error));
     throw error;

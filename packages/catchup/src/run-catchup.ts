@@ -1,13 +1,14 @@
 import type { Logger } from "@loops-sync/config";
 import type { Sql } from "@loops-sync/db";
+import type { SyncApi } from "@loops-sync/loops-client";
 import { type PauseBackoff, runInLanes } from "@loops-sync/replica";
-import { type CatchupApi, requestCount } from "./catchup-api.ts";
 import { type CatchupProgress, catchupMerchant, type MerchantCatchupResult } from "./catchup-merchant.ts";
 import { listActiveMerchants } from "./list-active-merchants.ts";
+import { requestCount } from "./request-count.ts";
 
 export interface RunCatchupOptions {
   sql: Sql;
-  client: CatchupApi;
+  client: SyncApi;
   /** LOOPS_APPLICATION_ID: events we originated are stored as ignored_self. Default: none. */
   applicationId?: string | undefined;
   /** Configured merchants (LOOPS_MERCHANT_IDS), synced with every active merchant in sync.merchants. Default: []. */

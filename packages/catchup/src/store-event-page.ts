@@ -6,8 +6,7 @@ import {
   storeEventsAndEnqueue,
   unstorableReason,
 } from "@loops-sync/db";
-import type { Event } from "@loops-sync/loops-client";
-import type { CatchupMerchantApi } from "./catchup-api.ts";
+import type { Event, SyncMerchantApi } from "@loops-sync/loops-client";
 import { advanceEventCursor } from "./event-cursor.ts";
 import { findUncoveredOrders } from "./find-uncovered-orders.ts";
 import { type ListRefreshResult, refreshOrdersFromList } from "./refresh-orders-from-list.ts";
@@ -18,7 +17,7 @@ export const LIST_MARGIN_MS = 60_000;
 
 export interface StoreEventPageContext {
   sql: Sql;
-  api: CatchupMerchantApi;
+  api: SyncMerchantApi;
   merchantId: string;
   applicationId: string | undefined;
   listThreshold: number;

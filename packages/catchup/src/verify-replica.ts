@@ -1,9 +1,8 @@
 import type { Logger } from "@loops-sync/config";
 import type { Sql } from "@loops-sync/db";
-import type { Order } from "@loops-sync/loops-client";
+import type { Order, SyncApi, SyncMerchantApi } from "@loops-sync/loops-client";
 import { classifyUpstreamFailure, readMerchantState, revokeMerchant } from "@loops-sync/replica";
 import { type Database, kyselyOver } from "@loops-sync/schema";
-import type { CatchupApi, CatchupMerchantApi } from "./catchup-api.ts";
 import { describeError } from "./catchup-error.ts";
 import { compareOrder, type OrderDifference, type OrderState } from "./compare-order.ts";
 import { listActiveMerchants } from "./list-active-merchants.ts";
@@ -11,7 +10,7 @@ import { repairOrder } from "./repair-order.ts";
 
 export interface VerifyReplicaOptions {
   sql: Sql;
-  client: CatchupApi;
+  client: SyncApi;
   /** Only this merchant. Default: every active merchant. */
   merchantId?: string | undefined;
   /** Configured merchants (LOOPS_MERCHANT_IDS). Default: []. */
@@ -112,7 +111,7 @@ export async function verifyReplica({
 
 async function compareMerchant(
   sql: Sql,
-  api: CatchupMerchantApi,
+  api: SyncMerchantApi,
   merchantId: string,
   pageSize: number,
   result: MerchantVerifyResult,

@@ -1,21 +1,4 @@
-/** Why the embedded PostgreSQL did not start; callers may switch on it. */
-export type EmbeddedFailure =
-  | "permission"
-  | "port-taken"
-  | "already-running"
-  | "disk-full"
-  | "unsupported-platform"
-  | "failed";
-
-/** The embedded PostgreSQL could not start. `message` is one line naming the cause and the fix. */
-export class EmbeddedPostgresError extends Error {
-  readonly code: EmbeddedFailure;
-  constructor(code: EmbeddedFailure, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = "EmbeddedPostgresError";
-    this.code = code;
-  }
-}
+import { DbError } from "./db-error.ts";
 
 const USE_OTHER = "or set DATABASE_URL to a PostgreSQL server";
 
@@ -36,29 +19,33 @@ function lastProblem(output: string): string {
 export function classifyStartOutput(
   output: string,
   where: { dataDir: string; port: number },
-): EmbeddedPostgresError {
+): DbError<"embedded"> {
   const { dataDir, port } = where;
   if (/No space left on device|ENOSPC|could not extend file|disk quota exceeded/i.test(output)) {
-    return new EmbeddedPostgresError(
+    return new DbError(
+      "embedded",
       "disk-full",
       `embedded PostgreSQL: the disk holding ${dataDir} is full; free some space, set LOOPS_SYNC_DATA_DIR to a folder on another disk, ${USE_OTHER}`,
     );
   }
   if (/Address already in use|could not create any TCP\/IP sockets|could not bind/i.test(output)) {
-    return new EmbeddedPostgresError(
+    return new DbError(
+      "embedded",
       "port-taken",
       `embedded PostgreSQL: port ${port} on 127.0.0.1 is taken by another program; stop it, choose another port, ${USE_OTHER}`,
     );
   }
   const running = /lock file "postmaster\.pid" already exists[\s\S]*?PID (\d+)/.exec(output);
   if (running) {
-    return new EmbeddedPostgresError(
+    return new DbError(
+      "embedded",
       "already-running",
       `embedded PostgreSQL: another server (pid ${running[1]}) is running on ${dataDir}; stop it (kill ${running[1]}) and retry, ${USE_OTHER}`,
     );
   }
   if (/pre-existing shared memory block/i.test(output)) {
-    return new EmbeddedPostgresError(
+    return new DbError(
+      "embedded",
       "already-running",
       `embedded PostgreSQL: processes of an earlier server on ${dataDir} are still running; stop them (ps -eo pid,args | grep 'postgres.*${dataDir}') and retry, ${USE_OTHER}`,
     );
@@ -66,29 +53,33 @@ export function classifyStartOutput(
   if (
     /Permission denied|EACCES|EPERM|wrong ownership|must be owned by|has invalid permissions/i.test(output)
   ) {
-    return new EmbeddedPostgresError(
+    return new DbError(
+      "embedded",
       "permission",
       `embedded PostgreSQL: no permission on ${dataDir} (${lastProblem(output)}); set LOOPS_SYNC_DATA_DIR to a folder you own, ${USE_OTHER}`,
     );
   }
-  return new EmbeddedPostgresError(
+  return new DbError(
+    "embedded",
     "failed",
     `embedded PostgreSQL did not start (${lastProblem(output)}); remove ${dataDir} to start afresh, ${USE_OTHER}`,
   );
 }
 
 /** One line for a file-system or spawn error (an `errno` code such as EACCES or ENOSPC) on `target`. */
-export function classifySystemError(error: unknown, target: string): EmbeddedPostgresError {
+export function classifySystemError(error: unknown, target: string): DbError<"embedded"> {
   const e = error as NodeJS.ErrnoException;
   if (e?.code === "ENOSPC" || e?.code === "EDQUOT") {
-    return new EmbeddedPostgresError(
+    return new DbError(
+      "embedded",
       "disk-full",
       `embedded PostgreSQL: the disk holding ${target} is full; free some space, set LOOPS_SYNC_DATA_DIR to a folder on another disk, ${USE_OTHER}`,
       { cause: error },
     );
   }
   if (e?.code === "EACCES" || e?.code === "EPERM" || e?.code === "EROFS") {
-    return new EmbeddedPostgresError(
+    return new DbError(
+      "embedded",
       "permission",
       `embedded PostgreSQL: no permission to use ${target} (${e.code}); set LOOPS_SYNC_DATA_DIR to a folder you can write, ${USE_OTHER}`,
       { cause: error },
@@ -99,7 +90,7 @@ export function classifySystemError(error: unknown, target: string): EmbeddedPos
   const reason =
     (message && e?.code && !message.startsWith(e.code) ? `${e.code}: ${message}` : (message ?? e?.code)) ||
     String(error);
-  return new EmbeddedPostgresError("failed", `embedded PostgreSQL did not start (${reason}); ${USE_OTHER}`, {
+  return new DbError("embedded", "failed", `embedded PostgreSQL did not start (${reason}); ${USE_OTHER}`, {
     cause: error,
   });
 }

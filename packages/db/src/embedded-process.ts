@@ -1,6 +1,7 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import path from "node:path";
-import { classifyStartOutput, classifySystemError, EmbeddedPostgresError } from "./embedded-error.ts";
+import { isDbError } from "./db-error.ts";
+import { classifyStartOutput, classifySystemError } from "./embedded-error.ts";
 import type { ServerUser } from "./embedded-place.ts";
 
 /** English messages, so the output can be read; a UTF-8 locale when the machine has one. */
@@ -125,7 +126,7 @@ export async function spawnPostgres({
     await ready;
   } catch (error) {
     process.off("exit", killOnExit);
-    throw error instanceof EmbeddedPostgresError ? error : classifySystemError(error, pgdata);
+    throw isDbError(error, "embedded") ? error : classifySystemError(error, pgdata);
   }
   return {
     stop: async () => {

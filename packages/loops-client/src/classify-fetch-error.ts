@@ -1,9 +1,9 @@
-import { LoopsApiError, LoopsNetworkError, LoopsResponseError, LoopsTimeoutError } from "./errors.ts";
+import { LoopsError } from "./errors.ts";
 
 /**
  * Maps what fetch threw to the client's error types: our own errors pass through, the timeout
- * signal becomes LoopsTimeoutError, a caller's abort stays an AbortError (the caller asked for it),
- * and anything else (refused, reset, DNS) becomes LoopsNetworkError with the original as cause.
+ * signal becomes a `timeout` LoopsError, a caller's abort stays an AbortError (the caller asked for it),
+ * and anything else (refused, reset, DNS) becomes a `network` one with the original as cause.
  */
 export function classifyFetchError(
   error: unknown,
@@ -11,16 +11,9 @@ export function classifyFetchError(
   route: string,
   timeoutMs: number,
 ): unknown {
-  if (
-    error instanceof LoopsApiError ||
-    error instanceof LoopsNetworkError ||
-    error instanceof LoopsTimeoutError ||
-    error instanceof LoopsResponseError
-  ) {
-    return error;
-  }
+  if (error instanceof LoopsError) return error;
   if (error instanceof Error && error.name === "TimeoutError")
-    return new LoopsTimeoutError(method, route, timeoutMs, { cause: error });
+    return LoopsError.timeout(method, route, timeoutMs, error);
   if (error instanceof Error && error.name === "AbortError") return error;
-  return new LoopsNetworkError(method, route, { cause: error });
+  return LoopsError.network(method, route, error);
 }

@@ -1,13 +1,13 @@
 export type { CallOptions, IdempotentCallOptions } from "./call-options.ts";
 export {
-  LoopsApiError,
+  isLoopsError,
+  kindOfStatus,
   type LoopsApiErrorInit,
+  LoopsError,
   type LoopsErrorCode,
+  type LoopsErrorInit,
+  type LoopsErrorKind,
   type LoopsFieldError,
-  LoopsNetworkError,
-  LoopsResponseError,
-  LoopsTimeoutError,
-  LoopsValidationError,
 } from "./errors.ts";
 export type { HttpFetch, HttpRequestInit, HttpResponse } from "./http.ts";
 export { LoopsClient, type LoopsClientOptions, type MerchantClientOptions } from "./loops-client.ts";
@@ -58,18 +58,22 @@ export {
   type Order,
   type OrderItem,
   type OrderModifier,
+  type OrderRefusal,
   OrderSchema,
   type OrderStatus,
   type OrderStatusChange,
   type OrderTotals,
+  parseOrder,
 } from "./schemas/order.ts";
 export { SharedBudgetGate, type SharedBudgetGateOptions } from "./shared-budget-gate.ts";
+export type { SyncApi, SyncMerchantApi } from "./sync-api.ts";
 export type { LoopsClientLogger } from "./transport.ts";
 export type {
   BusinessProfileDetailsParams,
   DocumentUploadParams,
 } from "./validation/business-profile-input.ts";
 export { MAX_DOCUMENT_BYTES } from "./validation/business-profile-input.ts";
+export { formatIssuePath } from "./validation/format-issue-path.ts";
 export type { LocationCreateParams, LocationUpdateParams } from "./validation/location-input.ts";
 export { MAX_MENU_BYTES, type MenuImportParams, type MenuPublishParams } from "./validation/menu-input.ts";
 export type {

@@ -1,4 +1,4 @@
-import { LoopsResponseError } from "./errors.ts";
+import { LoopsError } from "./errors.ts";
 import type { Page } from "./schemas/common.ts";
 
 /**
@@ -17,7 +17,7 @@ export async function* iterateCursorPages<P extends Page<unknown>>(
     yield page;
     if (!page.next_cursor) return;
     if (seen.has(page.next_cursor)) {
-      throw new LoopsResponseError("GET", route, "next_cursor", "the same cursor came back twice");
+      throw LoopsError.badResponse("GET", route, "next_cursor", "the same cursor came back twice");
     }
     seen.add(page.next_cursor);
     next = page.next_cursor;

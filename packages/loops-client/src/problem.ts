@@ -1,4 +1,4 @@
-import { LoopsApiError, type LoopsFieldError } from "./errors.ts";
+import { LoopsError, type LoopsFieldError } from "./errors.ts";
 import type { HttpResponse } from "./http.ts";
 import { parseRetryAfter } from "./retry-policy.ts";
 
@@ -12,13 +12,10 @@ export interface ReadProblemOptions {
 const MAX_PROBLEM_BYTES = 64 * 1024;
 
 /**
- * Turns an error answer into a LoopsApiError: RFC 9457 problem+json fields, the OAuth
+ * Turns an error answer into a LoopsError: RFC 9457 problem+json fields, the OAuth
  * `error`/`error_description` pair from a token endpoint, or only the status when the body is neither.
  */
-export async function readProblem(
-  response: HttpResponse,
-  options: ReadProblemOptions,
-): Promise<LoopsApiError> {
+export async function readProblem(response: HttpResponse, options: ReadProblemOptions): Promise<LoopsError> {
   const text = await response.text().catch(() => "");
   let body: Record<string, unknown> = {};
   if (text && text.length <= MAX_PROBLEM_BYTES) {
@@ -33,7 +30,7 @@ export async function readProblem(
   const str = (key: string): string | undefined =>
     typeof body[key] === "string" ? (body[key] as string) : undefined;
   const code = str("code") ?? str("error") ?? options.fallbackCode ?? defaultCode(response.status);
-  return new LoopsApiError({
+  return LoopsError.fromAnswer({
     status: response.status,
     code,
     title: str("title") ?? (response.statusText || `HTTP ${response.status}`),

@@ -7,7 +7,7 @@ export interface RetryOptions {
   /** Upper bound of any single backoff. Default 5000 ms. */
   maxDelayMs?: number;
   /**
-   * A 429 asking to wait longer than this is thrown at once (as LoopsApiError with `retryAfter`)
+   * A 429 asking to wait longer than this is thrown at once (a `rate_limited` LoopsError with `retryAfter`)
    * so a job can be rescheduled instead of holding a worker. Default 30 s.
    */
   maxRetryAfterSeconds?: number;

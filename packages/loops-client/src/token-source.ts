@@ -1,4 +1,4 @@
-import { LoopsApiError } from "./errors.ts";
+import { LoopsError } from "./errors.ts";
 import type { HttpFetch } from "./http.ts";
 import { readProblem } from "./problem.ts";
 import { requestSignal } from "./request-signal.ts";
@@ -99,7 +99,7 @@ export class TokenSource {
     const json: unknown = await response.json().catch(() => undefined);
     const token = readTokenBody(json);
     if (!token) {
-      throw new LoopsApiError({
+      throw LoopsError.fromAnswer({
         status: response.status,
         code: "unauthorized",
         title: "Token response without access_token/expires_in",

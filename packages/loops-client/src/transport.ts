@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import { classifyFetchError } from "./classify-fetch-error.ts";
-import { LoopsApiError, LoopsNetworkError, LoopsResponseError, LoopsTimeoutError } from "./errors.ts";
+import { LoopsError } from "./errors.ts";
 import type { HttpFetch } from "./http.ts";
 import { readProblem } from "./problem.ts";
 import type { RequestGate, RequestPriority } from "./request-gate.ts";
@@ -74,7 +74,7 @@ export class Transport {
         if (spec.signal?.aborted) throw spec.signal.reason;
         this.#tellGate(error);
         if (
-          error instanceof LoopsApiError &&
+          error instanceof LoopsError &&
           error.status === 401 &&
           error.route !== TOKEN_ROUTE &&
           !refreshed
@@ -104,19 +104,20 @@ export class Transport {
   #retryDelay(error: unknown, attempt: number, idempotent: boolean): number | undefined {
     const { retry } = this.#o;
     if (attempt >= retry.maxAttempts) return undefined;
-    if (error instanceof LoopsApiError) {
-      if (error.status === 429) {
+    if (!(error instanceof LoopsError)) return undefined;
+    switch (error.kind) {
+      case "rate_limited":
         if (error.retryAfter === undefined) return backoffDelayMs(attempt - 1, retry);
         return error.retryAfter > retry.maxRetryAfterSeconds ? undefined : error.retryAfter * 1000;
-      }
-      if (error.status >= 500 && (idempotent || error.route === TOKEN_ROUTE))
-        return backoffDelayMs(attempt - 1, retry);
-      return undefined;
+      case "unavailable":
+      case "network":
+      case "timeout":
+        // 408 was never retried here: only 5xx among the answers (kept as it was).
+        if (error.status === 408) return undefined;
+        return idempotent || error.route === TOKEN_ROUTE ? backoffDelayMs(attempt - 1, retry) : undefined;
+      default:
+        return undefined;
     }
-    if (error instanceof LoopsNetworkError || error instanceof LoopsTimeoutError) {
-      return idempotent || error.route === TOKEN_ROUTE ? backoffDelayMs(attempt - 1, retry) : undefined;
-    }
-    return undefined;
   }
 
   async #attempt<S extends z.ZodType>(spec: RequestSpec<S>, attempt: number): Promise<z.output<S>> {
@@ -181,7 +182,8 @@ export class Transport {
   }
 
   #tellGate(error: unknown): void {
-    if (error instanceof LoopsApiError && error.status === 429) this.#o.gate?.rateLimited?.(error.retryAfter);
+    if (error instanceof LoopsError && error.kind === "rate_limited")
+      this.#o.gate?.rateLimited?.(error.retryAfter);
   }
 
   #url(spec: RequestSpec<z.ZodType>): string {
@@ -198,13 +200,13 @@ export class Transport {
       try {
         value = JSON.parse(text);
       } catch (cause) {
-        throw new LoopsResponseError(spec.method, spec.route, "", "not JSON", { cause });
+        throw LoopsError.badResponse(spec.method, spec.route, "", "not JSON", cause);
       }
     }
     const result = parseReporting(spec.schema, value, this.#o.onUnknownValue);
     if (!result.success) {
       const issue = result.error.issues[0];
-      throw new LoopsResponseError(
+      throw LoopsError.badResponse(
         spec.method,
         spec.route,
         issue ? formatIssuePath(issue.path) : "",

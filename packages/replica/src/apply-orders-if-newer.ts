@@ -59,7 +59,7 @@ export async function applyOrderIfNewer(
  * concurrent writer wait and re-check the gate against the committed row. Items, modifiers and status
  * history are replaced in the same transaction, and only for orders whose parent row changed.
  * `provenance` is one for all the orders, or one per order (same positions).
- * Throws InvalidOrderError (before any SQL) for an order the replica cannot store.
+ * Throws an `invalid_order` LoopsError (before any SQL) for an order the replica cannot store.
  */
 export async function applyOrdersIfNewer(
   sql: Sql | TransactionSql,

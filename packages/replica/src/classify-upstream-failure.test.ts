@@ -1,18 +1,14 @@
-import {
-  LoopsApiError,
-  LoopsNetworkError,
-  LoopsResponseError,
-  LoopsTimeoutError,
-} from "@loops-sync/loops-client";
+import { LoopsError } from "@loops-sync/loops-client";
 import { describe, expect, it } from "vitest";
 import { classifyUpstreamFailure } from "./classify-upstream-failure.ts";
-import { InvalidOrderError } from "./order-input.ts";
+import { invalidOrder } from "./order-input.ts";
 
 const apiError = (
   status: number,
   code: string,
   { retryAfter, errors }: { retryAfter?: number; errors?: { field: string; message: string }[] } = {},
-) => new LoopsApiError({ status, code, title: code, method: "GET", route: "/orders", retryAfter, errors });
+) =>
+  LoopsError.fromAnswer({ status, code, title: code, method: "GET", route: "/orders", retryAfter, errors });
 
 describe("classifyUpstreamFailure", () => {
   it("turns 429 into a pause of Retry-After seconds (a default when absent or negative)", () => {
@@ -68,13 +64,11 @@ describe("classifyUpstreamFailure", () => {
     });
     expect(classifyUpstreamFailure(apiError(410, "gone"))).toMatchObject({ kind: "permanent", status: 410 });
     const invalid = classifyUpstreamFailure(
-      new LoopsResponseError("GET", "/orders/{order_id}", "version", "bad"),
+      LoopsError.badResponse("GET", "/orders/{order_id}", "version", "bad"),
     );
     expect(invalid).toMatchObject({ kind: "permanent", refusedFields: [] });
     expect(invalid).not.toHaveProperty("status");
-    expect(classifyUpstreamFailure(new InvalidOrderError("version", "negative", "ord_1")).kind).toBe(
-      "permanent",
-    );
+    expect(classifyUpstreamFailure(invalidOrder("version", "negative", "ord_1")).kind).toBe("permanent");
     expect(classifyUpstreamFailure({ code: "invalid_argument", message: "bad limit" })).toEqual({
       kind: "permanent",
       message: "bad limit",
@@ -101,8 +95,8 @@ describe("classifyUpstreamFailure", () => {
   it("lets 5xx, 408, timeouts, network errors and the unknown back off", () => {
     expect(classifyUpstreamFailure(apiError(503, "upstream_unavailable"))).toEqual({ kind: "transient" });
     expect(classifyUpstreamFailure(apiError(408, "request_timeout"))).toEqual({ kind: "transient" });
-    expect(classifyUpstreamFailure(new LoopsTimeoutError("GET", "/orders", 10_000)).kind).toBe("transient");
-    expect(classifyUpstreamFailure(new LoopsNetworkError("GET", "/orders")).kind).toBe("transient");
+    expect(classifyUpstreamFailure(LoopsError.timeout("GET", "/orders", 10_000)).kind).toBe("transient");
+    expect(classifyUpstreamFailure(LoopsError.network("GET", "/orders")).kind).toBe("transient");
     expect(classifyUpstreamFailure(new Error("socket hang up")).kind).toBe("transient");
     expect(classifyUpstreamFailure({ status: 304 }).kind).toBe("transient");
     expect(classifyUpstreamFailure("weird").kind).toBe("transient");

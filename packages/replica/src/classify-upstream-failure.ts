@@ -1,7 +1,8 @@
+import { kindOfStatus, LoopsError, type LoopsErrorKind } from "@loops-sync/loops-client";
+
 /**
- * What an upstream error means, for the worker's jobs and for catch-up alike. Classified by the fields
- * `@loops-sync/loops-client` errors carry (`status`, `code`, `retryAfter`, `errors`), so no class identity
- * is needed across packages.
+ * What an upstream error means, for the worker's jobs and for catch-up alike: the one place that turns a
+ * LoopsError's `kind` (see LoopsErrorKind in `@loops-sync/loops-client`) into retry, pause, revoke or fail.
  */
 export type UpstreamFailure =
   /** 429: wait Retry-After without burning an attempt; the merchant pauses meanwhile. */
@@ -44,7 +45,7 @@ const DEFAULT_RETRY_AFTER_SECONDS = 5;
 /** 403 codes by which Loops refuses the application rather than one merchant. */
 const APPLICATION_REFUSALS = new Set(["insufficient_scope", "application_suspended"]);
 /** Bodies that break the spec (the client's invalid_response, our invalid_order) will not fix themselves. */
-const INVALID_DATA = new Set(["invalid_response", "invalid_order", "invalid_argument"]);
+const INVALID_DATA = new Set(["invalid_response", "invalid_order"]);
 
 interface ErrorFields {
   status?: unknown;
@@ -55,30 +56,36 @@ interface ErrorFields {
   name?: unknown;
 }
 
+/**
+ * The failure policy, written once: what a LoopsError's `kind` (or, for a look-alike without one, its
+ * `status`) means for the job that met it. Every consumer switches on the `kind` this returns.
+ */
 export function classifyUpstreamFailure(error: unknown): UpstreamFailure {
   if (typeof error !== "object" || error === null) return { kind: "transient" };
   const e = error as ErrorFields;
   const message = typeof e.message === "string" ? e.message : String(error);
-  if (typeof e.status === "number") {
-    const { status } = e;
-    if (status === 429) {
+  const status = typeof e.status === "number" ? e.status : undefined;
+  switch (kindOf(error, status)) {
+    case "rate_limited": {
       const retryAfter =
         typeof e.retryAfter === "number" && e.retryAfter >= 0 ? e.retryAfter : DEFAULT_RETRY_AFTER_SECONDS;
       return { kind: "rate_limited", retryAfterSeconds: retryAfter };
     }
-    if (status === 403 && e.code === "connection_not_active") return { kind: "revoked" };
-    if (status === 401) {
-      return { kind: "paused", scope: "application", cause: "unauthorized", message, refused: true };
-    }
-    if (status === 403 && APPLICATION_REFUSALS.has(e.code as string)) {
-      const cause = e.code as PauseCause;
-      return { kind: "paused", scope: "application", cause, message, refused: true };
-    }
-    if (status === 403 && e.code === "scope_not_granted") {
-      return { kind: "paused", scope: "merchant", cause: "scope_not_granted", message };
-    }
-    if (status === 408 || status >= 500) return { kind: "transient" };
-    if (status >= 400) return { kind: "permanent", message, status, refusedFields: refusedFields(e) };
+    case "refused":
+      return refusal(e, status, message);
+    case "not_found":
+    case "conflict":
+    case "invalid":
+      if (status !== undefined)
+        return { kind: "permanent", message, status, refusedFields: refusedFields(e) };
+      return { kind: "permanent", message, refusedFields: [] };
+    case "bad_response":
+      // An answer with a status below 400 (a token answer without a token) was retried, and still is.
+      return INVALID_DATA.has(e.code as string)
+        ? { kind: "permanent", message, refusedFields: [] }
+        : { kind: "transient" };
+    default:
+      break;
   }
   // Postgres refusing the data itself (SQLSTATE class 22, e.g. 22P05 for U+0000) will refuse it on every retry.
   if (e.name === "PostgresError" && typeof e.code === "string" && e.code.startsWith("22")) {
@@ -88,8 +95,36 @@ export function classifyUpstreamFailure(error: unknown): UpstreamFailure {
       refusedFields: [],
     };
   }
-  if (INVALID_DATA.has(e.code as string)) return { kind: "permanent", message, refusedFields: [] };
+  // unavailable, network, timeout, not_ready, and anything unknown: back off and retry.
   return { kind: "transient" };
+}
+
+/** The LoopsError kind, or one read from a bare `status`/`code` (an error shaped like one). */
+function kindOf(error: object, status: number | undefined): LoopsErrorKind | undefined {
+  if (error instanceof LoopsError) return error.kind;
+  if (status !== undefined) return kindOfStatus(status);
+  const code = (error as ErrorFields).code;
+  if (code === "invalid_argument") return "invalid";
+  return INVALID_DATA.has(code as string) ? "bad_response" : undefined;
+}
+
+/** 401/403: revoke the merchant, pause the application or the merchant's scope, or fail the one call. */
+function refusal(e: ErrorFields, status: number | undefined, message: string): UpstreamFailure {
+  // merchant_revoked: catch-up's own verdict, after a backfill it ran met connection_not_active.
+  if ((status === 403 && e.code === "connection_not_active") || e.code === "merchant_revoked") {
+    return { kind: "revoked" };
+  }
+  if (status === 401)
+    return { kind: "paused", scope: "application", cause: "unauthorized", message, refused: true };
+  if (APPLICATION_REFUSALS.has(e.code as string)) {
+    return { kind: "paused", scope: "application", cause: e.code as PauseCause, message, refused: true };
+  }
+  if (e.code === "scope_not_granted") {
+    return { kind: "paused", scope: "merchant", cause: "scope_not_granted", message };
+  }
+  // Without a status it is a verdict of ours (catch-up's merchant_inactive), which was never classified.
+  if (status === undefined) return { kind: "transient" };
+  return { kind: "permanent", message, status, refusedFields: [] };
 }
 
 /** The fields a 400's field errors name. */

@@ -25,7 +25,7 @@ export {
   revokeMerchant,
 } from "./merchant-state.ts";
 export type { MirrorChange } from "./mirror-change.ts";
-export { checkOrder, InvalidOrderError, type OrderInput } from "./order-input.ts";
+export { checkOrder, invalidOrder, type OrderInput } from "./order-input.ts";
 export {
   type ChangeInput,
   type ChangeResource,

@@ -6,20 +6,10 @@ import { readSyncStatus } from "./read-sync-status.ts";
 import { readWebhookDelivery } from "./read-webhook-delivery.ts";
 import { renderStatusPageHtml } from "./render-status-page-html.ts";
 
-/** A status page option that cannot work. */
-export class StatusPageError extends Error {
-  readonly code: "invalid_option";
-  constructor(code: StatusPageError["code"], message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = "StatusPageError";
-    this.code = code;
-  }
-}
-
 export interface StatusPageOptions {
   /** Pool the page reads sync.*, reporting.sync_health and graphile_worker.jobs through. */
   sql: Sql;
-  /** How often the open page polls `/api`, in milliseconds. Default: 2000; at least 250. */
+  /** How often the open page polls `/api`, in milliseconds. Default: 2000; at least 250 (else a RangeError). */
   refreshMs?: number;
   /** Called when reading the status fails (the answer is then a 503 without details). Default: ignore. */
   onError?: (error: unknown) => void;
@@ -32,10 +22,9 @@ export interface StatusPageOptions {
  */
 export function createStatusPage({ sql, refreshMs = 2000, onError = () => {} }: StatusPageOptions): Hono {
   if (!Number.isInteger(refreshMs) || refreshMs < 250) {
-    throw new StatusPageError(
-      "invalid_option",
-      `refreshMs must be an integer of at least 250, got ${refreshMs}`,
-    );
+    // An option that cannot work is a RangeError, as in the Loops client's options.
+    const message = `refreshMs must be an integer of at least 250, got ${refreshMs}`;
+    throw Object.assign(new RangeError(message), { code: "invalid_option" });
   }
   const app = new Hono();
   app.get("/", function statusPage(c) {

@@ -1,4 +1,4 @@
-export { createStatusPage, StatusPageError, type StatusPageOptions } from "./create-status-page.ts";
+export { createStatusPage, type StatusPageOptions } from "./create-status-page.ts";
 export { type AttentionItem, needsAttention } from "./needs-attention.ts";
 export { type MerchantPage, merchantLag, pageMerchants } from "./page-merchants.ts";
 export { type MerchantBacklog, readBacklog } from "./read-backlog.ts";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { jsonDepthExceeds, parseEventEnvelope } from "./event-envelope.ts";
-import { WebhookVerificationError } from "./webhook-verification-error.ts";
+import { WebhookError } from "./webhook-error.ts";
 
 const envelope = {
   id: "evt_1",
@@ -13,12 +13,12 @@ const envelope = {
   data: { order_id: "ord_1", version: 2 },
 };
 
-function failure(body: unknown, expectedId?: string): WebhookVerificationError {
+function failure(body: unknown, expectedId?: string): WebhookError {
   try {
     parseEventEnvelope(typeof body === "string" ? body : JSON.stringify(body), { expectedId });
   } catch (error) {
-    expect(error).toBeInstanceOf(WebhookVerificationError);
-    return error as WebhookVerificationError;
+    expect(error).toBeInstanceOf(WebhookError);
+    return error as WebhookError;
   }
   throw new Error("expected the envelope to be refused");
 }
@@ -84,7 +84,7 @@ describe("bounds of what the inbox stores", () => {
         parseEventEnvelope(JSON.stringify(body), { maxIdLength: 24, maxJsonDepth: 4 });
         return "accepted";
       } catch (error) {
-        const e = error as WebhookVerificationError;
+        const e = error as WebhookError;
         return `${e.status} ${e.code} ${e.reason}`;
       }
     };

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { WebhookVerificationError } from "./webhook-verification-error.ts";
+import { WebhookError } from "./webhook-error.ts";
 
 const nonEmpty = z.string().min(1, "must be a non-empty string");
 
@@ -84,7 +84,7 @@ function overlongField(event: WebhookEvent, max: number): string | undefined {
 }
 
 /**
- * Parses and validates a raw webhook body; throws WebhookVerificationError naming what is wrong: 400 for a
+ * Parses and validates a raw webhook body; throws WebhookError naming what is wrong: 400 for a
  * malformed event, 422 `unstorable_event` for a well-formed one past the bounds Postgres can store.
  */
 export function parseEventEnvelope(
@@ -100,7 +100,7 @@ export function parseEventEnvelope(
   try {
     json = JSON.parse(text);
   } catch (error) {
-    throw new WebhookVerificationError("invalid_json", "the body is not valid JSON", { cause: error });
+    throw new WebhookError("invalid_json", "the body is not valid JSON", { cause: error });
   }
   const parsed = eventEnvelopeSchema.safeParse(json);
   if (!parsed.success) {
@@ -108,21 +108,21 @@ export function parseEventEnvelope(
       .slice(0, 5)
       .map((i) => `${i.path.join(".") || "body"}: ${i.message}`)
       .join("; ");
-    throw new WebhookVerificationError("invalid_envelope", `the event envelope is invalid (${problems})`);
+    throw new WebhookError("invalid_envelope", `the event envelope is invalid (${problems})`);
   }
   if (expectedId !== undefined && parsed.data.id !== expectedId) {
-    throw new WebhookVerificationError("id_mismatch", "the webhook-id header does not equal the body's id");
+    throw new WebhookError("id_mismatch", "the webhook-id header does not equal the body's id");
   }
   const overlong = overlongField(parsed.data, maxIdLength);
   if (overlong !== undefined) {
-    throw new WebhookVerificationError(
+    throw new WebhookError(
       "unstorable_event",
       `${overlong} is longer than ${maxIdLength} characters, more than the inbox stores`,
       { reason: "field_too_long" },
     );
   }
   if (jsonDepthExceeds(text, maxJsonDepth)) {
-    throw new WebhookVerificationError(
+    throw new WebhookError(
       "unstorable_event",
       `the body nests arrays and objects deeper than ${maxJsonDepth} levels, more than the inbox stores`,
       { reason: "json_too_deep" },

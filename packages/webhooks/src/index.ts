@@ -24,9 +24,5 @@ export {
   type WebhookVerifier,
   type WebhookVerifierOptions,
 } from "./verify-webhook.ts";
-export { decodeWebhookSecret, decodeWebhookSecrets, WebhookSecretError } from "./webhook-secret.ts";
-export {
-  type UnstorableReason,
-  WebhookVerificationError,
-  type WebhookVerificationErrorCode,
-} from "./webhook-verification-error.ts";
+export { type UnstorableReason, WebhookError, type WebhookErrorCode } from "./webhook-error.ts";
+export { decodeWebhookSecret, decodeWebhookSecrets } from "./webhook-secret.ts";

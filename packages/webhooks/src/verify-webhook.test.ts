@@ -2,7 +2,7 @@ import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
 import { signWebhook } from "./sign-webhook.ts";
 import { createWebhookVerifier, verifyWebhook } from "./verify-webhook.ts";
-import { WebhookVerificationError } from "./webhook-verification-error.ts";
+import { WebhookError } from "./webhook-error.ts";
 
 // The official Standard Webhooks test vector.
 const VECTOR = {
@@ -25,8 +25,8 @@ function codeOf(fn: () => unknown): string {
   try {
     fn();
   } catch (error) {
-    expect(error).toBeInstanceOf(WebhookVerificationError);
-    return (error as WebhookVerificationError).code;
+    expect(error).toBeInstanceOf(WebhookError);
+    return (error as WebhookError).code;
   }
   return "accepted";
 }
@@ -97,7 +97,7 @@ describe("createWebhookVerifier", () => {
       verifyWebhook({ headers, body: bytes("{}"), now, secrets: [VECTOR.secret] });
       expect.unreachable();
     } catch (error) {
-      const text = `${(error as Error).message} ${(error as WebhookVerificationError).detail}`;
+      const text = `${(error as Error).message} ${(error as WebhookError).detail}`;
       expect(text).not.toContain(VECTOR.secret.slice(6));
     }
     expect(() => createWebhookVerifier({ secrets: ["whsec_not base64!"] })).toThrow(/hidden/);

@@ -1,6 +1,6 @@
 import { createHmac, createSecretKey, timingSafeEqual } from "node:crypto";
+import { WebhookError } from "./webhook-error.ts";
 import { decodeWebhookSecrets } from "./webhook-secret.ts";
-import { WebhookVerificationError } from "./webhook-verification-error.ts";
 
 /** Request headers as a fetch `Headers`, a Node `IncomingHttpHeaders`, or a plain lower-case record. */
 export type WebhookHeaderSource = Headers | Record<string, string | string[] | undefined>;
@@ -28,7 +28,7 @@ export interface VerifiedWebhook {
 }
 
 export interface WebhookVerifier {
-  /** Returns the authenticated id and timestamp, or throws WebhookVerificationError (status 401). */
+  /** Returns the authenticated id and timestamp, or throws WebhookError (status 401). */
   verify(input: VerifyInput): VerifiedWebhook;
 }
 
@@ -79,30 +79,27 @@ export function createWebhookVerifier({
           !timestampText && "webhook-timestamp",
           !signatureText && "webhook-signature",
         ].filter(Boolean);
-        throw new WebhookVerificationError("missing_headers", `missing header(s): ${missing.join(", ")}`);
+        throw new WebhookError("missing_headers", `missing header(s): ${missing.join(", ")}`);
       }
       if (!TIMESTAMP.test(timestampText)) {
-        throw new WebhookVerificationError(
-          "invalid_timestamp",
-          "webhook-timestamp must be whole Unix seconds",
-        );
+        throw new WebhookError("invalid_timestamp", "webhook-timestamp must be whole Unix seconds");
       }
       const timestamp = Number(timestampText);
       if (now - timestamp > toleranceSeconds) {
-        throw new WebhookVerificationError(
+        throw new WebhookError(
           "timestamp_too_old",
           `webhook-timestamp is ${now - timestamp} s old; at most ${toleranceSeconds} s accepted`,
         );
       }
       if (timestamp - now > toleranceSeconds) {
-        throw new WebhookVerificationError(
+        throw new WebhookError(
           "timestamp_too_new",
           `webhook-timestamp is ${timestamp - now} s in the future; at most ${toleranceSeconds} s accepted`,
         );
       }
       const { v1, wellFormed } = parseSignatures(signatureText);
       if (wellFormed === 0) {
-        throw new WebhookVerificationError(
+        throw new WebhookError(
           "invalid_signature_header",
           "webhook-signature holds no `version,signature` entry",
         );
@@ -116,7 +113,7 @@ export function createWebhookVerifier({
           }
         }
       }
-      throw new WebhookVerificationError(
+      throw new WebhookError(
         "no_matching_signature",
         `none of the ${v1.length} v1 signature(s) matches any of the ${keys.length} configured secret(s)`,
       );

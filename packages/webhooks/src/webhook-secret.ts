@@ -1,11 +1,4 @@
-/** A signing secret that cannot be decoded. The message never repeats the secret. */
-export class WebhookSecretError extends Error {
-  readonly code = "invalid_secret";
-  constructor(message: string) {
-    super(message);
-    this.name = "WebhookSecretError";
-  }
-}
+import { WebhookError } from "./webhook-error.ts";
 
 const PREFIX = "whsec_";
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
@@ -18,7 +11,9 @@ const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 export function decodeWebhookSecret(secret: string, position = 0): Buffer {
   const encoded = secret.startsWith(PREFIX) ? secret.slice(PREFIX.length) : secret;
   if (encoded.length === 0 || !BASE64.test(encoded)) {
-    throw new WebhookSecretError(
+    throw new WebhookError(
+      "invalid_secret",
+
       `webhook secret #${position + 1} (${secret.length} characters, hidden) is not whsec_ followed by base64`,
     );
   }
@@ -28,7 +23,7 @@ export function decodeWebhookSecret(secret: string, position = 0): Buffer {
 /** Decodes every secret, refusing an empty list (a receiver without a secret would accept nothing). */
 export function decodeWebhookSecrets(secrets: readonly string[]): Buffer[] {
   if (secrets.length === 0) {
-    throw new WebhookSecretError("no webhook secret given; set at least one whsec_… secret");
+    throw new WebhookError("invalid_secret", "no webhook secret given; set at least one whsec_… secret");
   }
   return secrets.map((s, i) => decodeWebhookSecret(s, i));
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { EventLog, matchesTypes, UnknownCursorError } from "./event-log.ts";
+import { ProblemError } from "../problem.ts";
+import { EventLog, matchesTypes } from "./event-log.ts";
 import type { SandboxEvent } from "./resources.ts";
 
 const event = (id: string, type: string, merchant: string, at: number): SandboxEvent => ({
@@ -45,9 +46,9 @@ describe("EventLog", () => {
       "evt_01",
       "evt_03",
     ]);
-    expect(() => log.page({ merchantId: "mer_a", after: "evt_05", limit: 1 })).toThrow(UnknownCursorError);
+    expect(() => log.page({ merchantId: "mer_a", after: "evt_05", limit: 1 })).toThrow(ProblemError);
     now += 30 * 24 * 3600_000 + 1;
     expect(log.all()).toEqual([]);
-    expect(() => log.page({ after: "evt_01", limit: 1 })).toThrow(UnknownCursorError);
+    expect(() => log.page({ after: "evt_01", limit: 1 })).toThrow(ProblemError);
   });
 });

@@ -1,3 +1,4 @@
+import { ProblemError } from "../problem.ts";
 import type { SandboxEvent } from "./resources.ts";
 
 /** 30 days, in sandbox milliseconds. */
@@ -16,11 +17,6 @@ export interface EventPageQuery {
   after?: string;
   types?: readonly string[];
   limit: number;
-}
-
-/** Thrown when `after` names no retained event of this merchant. */
-export class UnknownCursorError extends Error {
-  readonly code = "unknown_after";
 }
 
 /**
@@ -54,12 +50,14 @@ export class EventLog {
     return merchantId ? this.#events.filter((e) => e.merchant_id === merchantId) : [...this.#events];
   }
 
+  /** Throws an `unknown_after` ProblemError when `after` names no retained event of this merchant. */
   page({ merchantId, after, types, limit }: EventPageQuery): { data: SandboxEvent[]; has_more: boolean } {
     this.prune();
     let start = 0;
     if (after !== undefined) {
       const anchor = this.#byId.get(after);
-      if (!anchor || (merchantId && anchor.merchant_id !== merchantId)) throw new UnknownCursorError(after);
+      if (!anchor || (merchantId && anchor.merchant_id !== merchantId))
+        throw new ProblemError(400, "unknown_after", { detail: after });
       start = this.#indexAfter(after);
     }
     const data: SandboxEvent[] = [];

@@ -2,7 +2,8 @@ import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { defaultSeed, loadSeedFile, SeedError } from "./seed.ts";
+import { ProblemError } from "../problem.ts";
+import { defaultSeed, loadSeedFile } from "./seed.ts";
 
 describe("seed", () => {
   it("loads the example seed file with defaults filled in", async () => {
@@ -18,7 +19,7 @@ describe("seed", () => {
     const dir = await mkdtemp(join(tmpdir(), "sandbox-seed-"));
     const bad = join(dir, "bad.json");
     await writeFile(bad, JSON.stringify({ applications: [], channels: [], merchants: [] }));
-    await expect(loadSeedFile(bad)).rejects.toThrow(SeedError);
+    await expect(loadSeedFile(bad)).rejects.toThrow(ProblemError);
     await expect(loadSeedFile(bad)).rejects.toThrow(/bad\.json: applications: /);
     await writeFile(bad, "{ not json");
     await expect(loadSeedFile(bad)).rejects.toThrow(/not valid JSON/);

@@ -1,5 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { z } from "zod";
+import { ProblemError } from "../problem.ts";
 
 /** The sandbox's public demo credentials: safe to print, useless anywhere else. */
 export const DEFAULT_SANDBOX_CREDENTIALS = {
@@ -75,16 +76,16 @@ const seedSchema = z.object({
 export type SandboxSeed = z.output<typeof seedSchema>;
 export type SandboxSeedInput = z.input<typeof seedSchema>;
 
-/** Thrown for an unreadable or invalid seed file; the message names the file and the first problem. */
-export class SeedError extends Error {
-  readonly code = "invalid_seed";
+/** An unreadable or invalid seed file: `detail` names the file and the first problem. */
+function seedError(detail: string, cause?: unknown): ProblemError {
+  return new ProblemError(400, "invalid_seed", { detail, cause });
 }
 
 export function parseSeed(input: unknown, source = "seed"): SandboxSeed {
   const parsed = seedSchema.safeParse(input);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    throw new SeedError(`${source}: ${issue.path.join(".") || "(root)"}: ${issue.message}`);
+    throw seedError(`${source}: ${issue.path.join(".") || "(root)"}: ${issue.message}`);
   }
   return parsed.data;
 }
@@ -94,13 +95,13 @@ export async function loadSeedFile(path: string): Promise<SandboxSeed> {
   try {
     raw = await readFile(path, "utf8");
   } catch (cause) {
-    throw new SeedError(`cannot read seed file ${path}`, { cause });
+    throw seedError(`cannot read seed file ${path}`, cause);
   }
   try {
     return parseSeed(JSON.parse(raw), path);
   } catch (cause) {
-    if (cause instanceof SeedError) throw cause;
-    throw new SeedError(`seed file ${path} is not valid JSON`, { cause });
+    if (cause instanceof ProblemError && cause.code === "invalid_seed") throw cause;
+    throw seedError(`seed file ${path} is not valid JSON`, cause);
   }
 }
 

@@ -1,10 +1,9 @@
 import { Hono } from "hono";
-import { UnknownCursorError } from "../domain/event-log.ts";
 import type { SandboxEvent } from "../domain/resources.ts";
 import { forMerchant } from "../http/auth.ts";
 import type { ApiEnv } from "../http/context.ts";
 import { parseLimit } from "../http/pagination.ts";
-import { invalidRequest, notFound } from "../problem.ts";
+import { invalidRequest, notFound, ProblemError } from "../problem.ts";
 import type { SandboxServices } from "../services.ts";
 
 /** The event as this caller sees it: filed under the caller's own connection to the merchant. */
@@ -42,7 +41,7 @@ export function eventRoutes({ store, log, dispatcher }: SandboxServices): Hono<A
       const connectionId = c.get("connection").id;
       return c.json({ data: page.data.map((e) => asSeenBy(e, connectionId)), has_more: page.has_more });
     } catch (error) {
-      if (!(error instanceof UnknownCursorError)) throw error;
+      if (!(error instanceof ProblemError && error.code === "unknown_after")) throw error;
       // A client whose cursor fell out of retention must resync; it can tell this apart by field "after".
       throw invalidRequest(
         [

@@ -1,13 +1,14 @@
+import type { CallOptions, SyncMerchantApi } from "@loops-sync/loops-client";
+import { LoopsError } from "@loops-sync/loops-client";
 import { classifyUpstreamFailure, type MenuInput } from "@loops-sync/replica";
-import type { CallOptions, MerchantApi } from "../loops-api.ts";
 
-export function invalidResponse(message: string): Error {
-  return Object.assign(new Error(message), { code: "invalid_response" });
+export function invalidResponse(message: string): LoopsError {
+  return new LoopsError({ kind: "bad_response", code: "invalid_response", message });
 }
 
 /** GET /brands/{id}/menu, checked; undefined when the brand has no menu yet (404). */
 export async function readMenu(
-  api: MerchantApi,
+  api: SyncMerchantApi,
   brandId: string,
   options: CallOptions,
 ): Promise<MenuInput | undefined> {
@@ -27,7 +28,7 @@ export async function readMenu(
 
 /** GET /brands/{id}, checked. */
 export async function readBrand(
-  api: MerchantApi,
+  api: SyncMerchantApi,
   brandId: string,
   options: CallOptions,
 ): Promise<{ id: string; updated_at?: string | null }> {

@@ -1,4 +1,4 @@
-import type { CallOptions, MerchantApi } from "../loops-api.ts";
+import type { CallOptions, SyncMerchantApi } from "@loops-sync/loops-client";
 import type { ConnectionInput, MerchantInput } from "../upsert-merchant.ts";
 import { invalidResponse } from "./read-menu.ts";
 
@@ -12,7 +12,7 @@ function checkResource<T>(value: unknown, what: string, fields: string[]): T {
 
 /** GET /merchant and GET /connection, each checked for the fields the replica keys on. */
 export async function readMerchantAndConnection(
-  api: MerchantApi,
+  api: SyncMerchantApi,
   options: CallOptions,
 ): Promise<{ merchant: MerchantInput; connection: ConnectionInput }> {
   const merchant = checkResource<MerchantInput>(await api.merchant.get(options), "GET /merchant", [

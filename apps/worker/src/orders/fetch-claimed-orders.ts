@@ -1,4 +1,5 @@
 import type { TransactionSql } from "@loops-sync/db";
+import type { SyncMerchantApi as MerchantApi } from "@loops-sync/loops-client";
 import {
   type ApplyOrderResult,
   checkOrder,
@@ -7,7 +8,6 @@ import {
   type UpstreamFailure,
 } from "@loops-sync/replica";
 import { withSpan } from "@loops-sync/tracing";
-import type { MerchantApi } from "../loops-api.ts";
 import type { WorkerContext } from "../worker-context.ts";
 import { type Claimed, type ClaimResult, needsFetch, ORDER_BATCH_ROWS } from "./claim-orders.ts";
 import { fetchOrder } from "./fetch-order.ts";

@@ -1,21 +1,11 @@
 import { settleOrderEvents } from "@loops-sync/db";
+import { LoopsError } from "@loops-sync/loops-client";
 import { applyOrderIfNewer, orderChanges, recordChanges } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
 import { parseIds, upstreamTask } from "../upstream-task.ts";
 import type { WorkerContext } from "../worker-context.ts";
 import { fetchOrder } from "./fetch-order.ts";
 import { resolveOrderEvents } from "./resolve-order-events.ts";
-
-/** The upstream returned an older version than an event announced; retried with backoff until it catches up. */
-export class UpstreamBehindError extends Error {
-  readonly code = "upstream_behind";
-  constructor(orderId: string, version: number, pending: number) {
-    super(
-      `order ${orderId}: upstream returned version ${version}, but ${pending} event(s) announce a newer one`,
-    );
-    this.name = "UpstreamBehindError";
-  }
-}
 
 /** The job key that coalesces refreshes of one order: a burst of events costs one or two fetches. */
 export function orderJobKey(merchantId: string, orderId: string): string {
@@ -74,7 +64,14 @@ export function refreshOrderTask(ctx: WorkerContext): Task {
         });
         metrics.orderApplies.inc({ changed: String(outcome.applied.changed) });
         if (outcome.events.newerPending > 0) {
-          throw new UpstreamBehindError(orderId, outcome.applied.version, outcome.events.newerPending);
+          // The upstream is behind what an event announced: retried with backoff until it catches up.
+          const { version } = outcome.applied;
+          const { newerPending } = outcome.events;
+          throw new LoopsError({
+            kind: "not_ready",
+            code: "upstream_behind",
+            message: `order ${orderId}: upstream returned version ${version}, but ${newerPending} event(s) announce a newer one`,
+          });
         }
       },
     },

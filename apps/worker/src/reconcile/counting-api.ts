@@ -1,7 +1,7 @@
-import type { MerchantApi } from "../loops-api.ts";
+import type { SyncMerchantApi } from "@loops-sync/loops-client";
 
 /** A view of `api` that counts the calls made through it (each method of each resource is one request). */
-export function countingApi(api: MerchantApi): { api: MerchantApi; calls(): number } {
+export function countingApi(api: SyncMerchantApi): { api: SyncMerchantApi; calls(): number } {
   let calls = 0;
   const wrap = <T extends object>(resource: T): T =>
     new Proxy(resource, {

@@ -1,4 +1,5 @@
 import type { Sql, TransactionSql } from "@loops-sync/db";
+import type { CallOptions, SyncApi } from "@loops-sync/loops-client";
 import {
   applyBrands,
   applyJob,
@@ -11,7 +12,6 @@ import {
   recordChanges,
   revokeMerchant,
 } from "@loops-sync/replica";
-import type { CallOptions, LoopsApi } from "../loops-api.ts";
 import { invalidResponse, readMenu } from "../mirror/read-menu.ts";
 import { readMerchantAndConnection } from "../mirror/read-merchant.ts";
 import { listMerchantLocations } from "../refresh-locations-task.ts";
@@ -49,7 +49,7 @@ export interface ReconcileOptions extends CallOptions {
  */
 export async function reconcileMerchant(
   sql: Sql,
-  client: LoopsApi,
+  client: SyncApi,
   merchantId: string,
   { source = "reconcile", ...options }: ReconcileOptions = {},
 ): Promise<MerchantReconcile> {

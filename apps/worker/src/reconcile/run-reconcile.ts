@@ -1,7 +1,7 @@
 import type { Logger } from "@loops-sync/config";
 import type { Sql } from "@loops-sync/db";
+import type { SyncApi } from "@loops-sync/loops-client";
 import { causedBy, classifyUpstreamFailure, recordChanges, revokeMerchant } from "@loops-sync/replica";
-import type { LoopsApi } from "../loops-api.ts";
 import { upsertChannels } from "../upsert-locations.ts";
 import { reconcileMerchant } from "./reconcile-merchant.ts";
 
@@ -17,7 +17,7 @@ const RESOURCES = [
 
 export interface RunReconcileOptions {
   sql: Sql;
-  client: LoopsApi;
+  client: SyncApi;
   /** Only this merchant. Default: every active merchant in sync.merchants (and `merchantIds`). */
   merchantId?: string | undefined;
   /** Configured merchants (LOOPS_MERCHANT_IDS), recorded as active first. Default: []. */

@@ -1,5 +1,5 @@
 import type { CallOptions } from "../call-options.ts";
-import { LoopsResponseError } from "../errors.ts";
+import { LoopsError } from "../errors.ts";
 import {
   type Event,
   EventSchema,
@@ -43,7 +43,7 @@ export class EventsResource extends ScopedResource {
       if (!page.has_more) return;
       const last = page.data.at(-1);
       // has_more with nothing in the page would ask the same question forever.
-      if (!last) throw new LoopsResponseError("GET", "/events", "has_more", "true on an empty page");
+      if (!last) throw LoopsError.badResponse("GET", "/events", "has_more", "true on an empty page");
       after = last.id;
     }
   }

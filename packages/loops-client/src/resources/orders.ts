@@ -1,8 +1,10 @@
 import { z } from "zod";
 import type { CallOptions } from "../call-options.ts";
+import { LoopsError } from "../errors.ts";
 import { flattenPages, iterateCursorPages } from "../paginate.ts";
 import { type Page, pageSchema } from "../schemas/common.ts";
-import { type Order, OrderSchema } from "../schemas/order.ts";
+import { checkStorable, type Order, OrderSchema, parseOrder } from "../schemas/order.ts";
+import { formatIssuePath } from "../validation/format-issue-path.ts";
 import { type OrdersListParams, OrdersListQuery } from "../validation/query-input.ts";
 import { id } from "../validation/rules.ts";
 import { validateInput } from "../validation/validate-input.ts";
@@ -32,15 +34,14 @@ function splitPage(page: Page<unknown>): OrderPage {
   const data: Order[] = [];
   const rejected: RejectedOrder[] = [];
   page.data.forEach((item, index) => {
-    const parsed = OrderSchema.safeParse(item);
+    const parsed = parseOrder(item);
     if (parsed.success) {
       data.push(parsed.data);
       return;
     }
-    const issue = parsed.error.issues[0];
-    const field = issue?.path.join(".") || "order";
+    const field = parsed.path.join(".") || "order";
     const id = typeof (item as { id?: unknown })?.id === "string" ? (item as { id: string }).id : undefined;
-    rejected.push({ index, id, error: `${field}: ${issue?.message ?? "invalid"}`, item });
+    rejected.push({ index, id, error: `${field}: ${parsed.message}`, item });
   });
   return { ...page, data, rejected };
 }
@@ -50,13 +51,17 @@ export class OrdersResource extends ScopedResource {
   /** GET /orders/{order_id}: the order with items, totals and status history. */
   async get(orderId: string, options: CallOptions = {}): Promise<Order> {
     validateInput(id, orderId, "orderId");
-    return this.send({
+    const route = "/orders/{order_id}";
+    const order = await this.send({
       method: "GET",
-      route: "/orders/{order_id}",
+      route,
       path: `/orders/${encodeURIComponent(orderId)}`,
       schema: OrderSchema,
       signal: options.signal,
     });
+    const checked = checkStorable(order);
+    if (checked.success) return checked.data;
+    throw LoopsError.badResponse("GET", route, formatIssuePath(checked.path), checked.message);
   }
 
   /**

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { LocalizedTextSchema, MoneySchema } from "./common.ts";
 import { openEnum } from "./open-enum.ts";
+import { storableOrderIssue } from "./storable-order-issue.ts";
 
 export const ORDER_STATUSES = [
   "placed",
@@ -15,10 +16,13 @@ export const ORDER_STATUSES = [
 /** A known order status, or a newer one upstream added (kept as-is). */
 export type OrderStatus = (typeof ORDER_STATUSES)[number] | (string & {});
 
+// The one validator of an order, for the worker and catch-up alike: the spec's shape here, then what the
+// replica's SQL relies on (storableOrderIssue). Where the client's schema and the replica's check differed,
+// the stricter rule of the two is kept.
 export const OrderModifierSchema = z.looseObject({
   name: LocalizedTextSchema.nullish(),
   quantity: z.number().int().nullish(),
-  unit_price: MoneySchema.nullish(),
+  unit_price: MoneySchema,
 });
 export type OrderModifier = z.output<typeof OrderModifierSchema>;
 
@@ -73,3 +77,39 @@ export const OrderSchema = z.looseObject({
   extensions: z.record(z.string(), z.unknown()).nullish(),
 });
 export type Order = z.output<typeof OrderSchema>;
+
+/** Orders that passed parseOrder: a second check (the apply's) costs nothing, orders are not changed. */
+const checkedOrders = new WeakSet<object>();
+
+/** An order that failed parseOrder: the first offending path and what is wrong there. */
+export interface OrderRefusal {
+  success: false;
+  path: PropertyKey[];
+  message: string;
+}
+
+/**
+ * The one order validator: OrderSchema's shape, then storableOrderIssue (outside zod: a refinement on the
+ * schema doubled its cost). An order that passed once passes again at once.
+ */
+export function parseOrder(value: unknown): { success: true; data: Order } | OrderRefusal {
+  if (typeof value === "object" && value !== null && checkedOrders.has(value)) {
+    return { success: true, data: value as Order };
+  }
+  const parsed = OrderSchema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return { success: false, path: issue?.path ?? [], message: issue?.message ?? "invalid" };
+  }
+  const result = checkStorable(parsed.data);
+  if (result.success) checkedOrders.add(value as object);
+  return result;
+}
+
+/** storableOrderIssue on an order OrderSchema has already shaped (the client's answers), remembering it. */
+export function checkStorable(order: Order): { success: true; data: Order } | OrderRefusal {
+  const issue = storableOrderIssue(order);
+  if (issue) return { success: false, ...issue };
+  checkedOrders.add(order);
+  return { success: true, data: order };
+}

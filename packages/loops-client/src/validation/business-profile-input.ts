@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { LoopsValidationError } from "../errors.ts";
+import { LoopsError } from "../errors.ts";
 import { DOCUMENT_TYPES } from "../schemas/business-profile.ts";
 
 const text = (what: string) => z.string({ error: `expected ${what}` }).min(1, `expected ${what}`);
@@ -50,27 +50,27 @@ const MEDIA_TYPES = [
  * read from the file's first bytes, not its name, so a renamed file is caught here, not upstream.
  */
 export async function buildDocumentForm(params: DocumentUploadParams): Promise<FormData> {
-  if (!params || typeof params !== "object") throw new LoopsValidationError("", "expected { type, file }");
+  if (!params || typeof params !== "object") throw LoopsError.invalidArgument("", "expected { type, file }");
   if (!(DOCUMENT_TYPES as readonly string[]).includes(params.type)) {
-    throw new LoopsValidationError("type", `expected one of ${DOCUMENT_TYPES.join(", ")}`);
+    throw LoopsError.invalidArgument("type", `expected one of ${DOCUMENT_TYPES.join(", ")}`);
   }
   const blob = toBlob(params.file);
-  if (!blob) throw new LoopsValidationError("file", "expected a Blob, Uint8Array or ArrayBuffer");
-  if (blob.size === 0) throw new LoopsValidationError("file", "the file is empty");
+  if (!blob) throw LoopsError.invalidArgument("file", "expected a Blob, Uint8Array or ArrayBuffer");
+  if (blob.size === 0) throw LoopsError.invalidArgument("file", "the file is empty");
   if (blob.size > MAX_DOCUMENT_BYTES) {
-    throw new LoopsValidationError(
+    throw LoopsError.invalidArgument(
       "file",
       `the file is ${blob.size} bytes; the limit is 4 MB (${MAX_DOCUMENT_BYTES})`,
     );
   }
   const head = new Uint8Array(await blob.slice(0, 8).arrayBuffer());
   const media = MEDIA_TYPES.find((m) => m.magic.every((byte, i) => head[i] === byte));
-  if (!media) throw new LoopsValidationError("file", "expected a PDF, JPG or PNG file");
+  if (!media) throw LoopsError.invalidArgument("file", "expected a PDF, JPG or PNG file");
   if (
     params.fileName !== undefined &&
     (typeof params.fileName !== "string" || params.fileName.trim() === "")
   ) {
-    throw new LoopsValidationError("fileName", "expected a non-empty file name");
+    throw LoopsError.invalidArgument("fileName", "expected a non-empty file name");
   }
   const form = new FormData();
   form.set("type", params.type);

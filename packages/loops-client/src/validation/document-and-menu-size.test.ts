@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { LoopsValidationError } from "../errors.ts";
+import { LoopsError } from "../errors.ts";
 import { buildDocumentForm, MAX_DOCUMENT_BYTES } from "./business-profile-input.ts";
 import { checkMenuSize, MAX_MENU_BYTES } from "./menu-input.ts";
 
@@ -14,8 +14,9 @@ async function fieldOf(promise: Promise<unknown>): Promise<string> {
     () => undefined,
     (e: unknown) => e,
   );
-  expect(error).toBeInstanceOf(LoopsValidationError);
-  return (error as LoopsValidationError).field;
+  expect(error).toBeInstanceOf(LoopsError);
+  expect((error as LoopsError).kind).toBe("invalid");
+  return (error as LoopsError).field;
 }
 
 describe("document upload checks", () => {
@@ -68,6 +69,6 @@ describe("menu body size", () => {
 
   it("counts bytes, not characters", () => {
     const arabic = { x: "ك".repeat(MAX_MENU_BYTES / 2) }; // two bytes each in UTF-8
-    expect(() => checkMenuSize(arabic)).toThrow(LoopsValidationError);
+    expect(() => checkMenuSize(arabic)).toThrow(LoopsError);
   });
 });

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { LoopsValidationError } from "../errors.ts";
+import { LoopsError } from "../errors.ts";
 import { externalRef, httpsUrl, id, localizedName, localizedText, menuMoney } from "./rules.ts";
 
 const count = (what: string) =>
@@ -112,7 +112,7 @@ export const MAX_MENU_BYTES = 5 * 1024 * 1024;
 export function checkMenuSize(menu: unknown): void {
   const bytes = Buffer.byteLength(JSON.stringify(menu));
   if (bytes > MAX_MENU_BYTES) {
-    throw new LoopsValidationError(
+    throw LoopsError.invalidArgument(
       "",
       `the menu is ${bytes} bytes of JSON; the limit is 5 MB (${MAX_MENU_BYTES})`,
     );

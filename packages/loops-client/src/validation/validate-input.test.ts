@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { LoopsValidationError } from "../errors.ts";
+import { LoopsError } from "../errors.ts";
 import { BusinessProfileDetailsInput } from "./business-profile-input.ts";
 import { LocationCreateInput, LocationUpdateInput } from "./location-input.ts";
 import { MenuImportInput, MenuPublishInput } from "./menu-input.ts";
@@ -58,13 +58,12 @@ function fieldOf(schema: Parameters<typeof validateInput>[0], value: unknown): s
   try {
     validateInput(schema, value);
   } catch (error) {
-    expect(error).toBeInstanceOf(LoopsValidationError);
-    expect((error as LoopsValidationError).message.startsWith((error as LoopsValidationError).field)).toBe(
-      true,
-    );
-    return (error as LoopsValidationError).field;
+    expect(error).toBeInstanceOf(LoopsError);
+    expect((error as LoopsError).kind).toBe("invalid");
+    expect((error as LoopsError).message.startsWith((error as LoopsError).field)).toBe(true);
+    return (error as LoopsError).field;
   }
-  throw new Error("expected a LoopsValidationError");
+  throw new Error("expected a LoopsError");
 }
 
 describe("valid inputs pass and keep unknown fields", () => {

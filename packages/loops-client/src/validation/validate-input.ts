@@ -1,10 +1,10 @@
 import type { z } from "zod";
-import { LoopsValidationError } from "../errors.ts";
+import { LoopsError } from "../errors.ts";
 import { formatIssuePath } from "./format-issue-path.ts";
 
 /**
  * Checks a request argument before anything is sent, returning the parsed value (unknown fields
- * kept). Throws LoopsValidationError naming the first bad field, e.g. `products[2].price.currency`.
+ * kept). Throws an `invalid` LoopsError naming the first bad field, e.g. `products[2].price.currency`.
  * `prefix` names the argument when the schema covers only part of it.
  */
 export function validateInput<S extends z.ZodType>(schema: S, value: unknown, prefix = ""): z.output<S> {
@@ -13,5 +13,5 @@ export function validateInput<S extends z.ZodType>(schema: S, value: unknown, pr
   const issue = result.error.issues[0];
   const path = issue ? formatIssuePath(issue.path) : "";
   const field = prefix && path ? `${prefix}.${path}` : prefix || path;
-  throw new LoopsValidationError(field, issue?.message ?? "invalid value");
+  throw LoopsError.invalidArgument(field, issue?.message ?? "invalid value");
 }

@@ -1,0 +1,41 @@
+/** Why the embedded PostgreSQL did not start; callers may switch on it. */
+export type EmbeddedFailure =
+  | "permission"
+  | "port-taken"
+  | "already-running"
+  | "disk-full"
+  | "unsupported-platform"
+  | "failed";
+
+/** A migration refused: edited after it was applied, badly named, or failed to run. */
+export type MigrationFailure = "migration_changed" | "migration_failed" | "migration_name";
+
+/**
+ * Which part of the database layer failed: `embedded` (the embedded PostgreSQL did not start; `code` is an
+ * EmbeddedFailure), `migration` (a MigrationFailure), `rolled_back` (Postgres answered a pipelined COMMIT
+ * with a rollback and no statement said why).
+ */
+export type DbErrorKind = "embedded" | "migration" | "rolled_back";
+
+type CodeOf<K extends DbErrorKind> = K extends "embedded"
+  ? EmbeddedFailure
+  : K extends "migration"
+    ? MigrationFailure
+    : "rolled_back";
+
+/** The database layer's one error. `message` is one line naming the cause and, where there is one, the fix. */
+export class DbError<K extends DbErrorKind = DbErrorKind> extends Error {
+  readonly kind: K;
+  readonly code: CodeOf<K>;
+  constructor(kind: K, code: CodeOf<K>, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "DbError";
+    this.kind = kind;
+    this.code = code;
+  }
+}
+
+/** True when `error` is a DbError of `kind`. */
+export function isDbError<K extends DbErrorKind>(error: unknown, kind: K): error is DbError<K> {
+  return error instanceof DbError && error.kind === kind;
+}
