@@ -54,7 +54,10 @@ export function describeFailure(error: unknown): { line: string; exitCode: ExitC
   }
   if (error instanceof LoopsError) {
     // A verdict about one merchant (catch-up's: revoked) is a finding; anything else is Loops failing us.
-    if (error.merchantId !== undefined) return { line: error.message, exitCode: EXIT.problem };
+    // So is an order the replica cannot store (Loops answered, the data is what it is).
+    if (error.merchantId !== undefined || error.code === "invalid_order") {
+      return { line: error.message, exitCode: EXIT.problem };
+    }
     return { line: `Loops API: ${error.message}`, exitCode: EXIT.upstream };
   }
   return { line: e?.message ?? String(error), exitCode: EXIT.problem };
