@@ -1,7 +1,7 @@
 // The `catchup` graphile-worker task inside the real worker: scheduled once at start, it catches up, and the
 // worker then applies what the list refresh did not cover.
 
-import { catchupCrontab, scheduleCatchup } from "@loops-sync/catchup";
+import { catchupCrontab } from "@loops-sync/catchup";
 import { type Sandbox, startSandbox } from "@loops-sync/sandbox";
 import { type RunningWorker, startWorker } from "@loops-sync/worker";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -48,7 +48,7 @@ describe("catchup task in the worker", () => {
       pollIntervalMs: 200,
       catchup: { client, cron: "*/5 * * * *" },
     });
-    await scheduleCatchup(db.sql);
+    // startWorker queues the run at start itself (the `catchup` option).
     await waitFor(
       async () => {
         const rows = await db.sql<{ last_run_status: string }[]>`
@@ -76,10 +76,19 @@ describe("catchup task in the worker", () => {
       { n: number }[]
     >`select count(*)::int as n from sync.events where outcome = 'pending'`;
     expect(open?.n).toBe(0);
-    // The run at start is a tick over every merchant: recorded with its deadline, the next cron tick.
-    const [tick] = await db.sql<{ items: number; items_done: number; finished: boolean; deadline: Date }[]>`
-      select items, items_done, finished_at is not null as finished, deadline
-      from sync.scheduled_ticks where task = 'catchup'`;
+    // The run at start is a tick over every merchant: recorded with its deadline, the next cron tick. (A second
+    // run queued behind it may have started over the row: wait for the one that is running to end.)
+    const tick = await waitFor(
+      async () => {
+        const [row] = await db.sql<
+          { items: number; items_done: number; finished: boolean; deadline: Date }[]
+        >`
+          select items, items_done, finished_at is not null as finished, deadline
+          from sync.scheduled_ticks where task = 'catchup'`;
+        return row?.finished ? row : undefined;
+      },
+      { what: "the catch-up run recorded as finished" },
+    );
     expect(tick).toMatchObject({ items: 2, items_done: 2, finished: true });
     expect((tick?.deadline.getUTCMinutes() ?? -1) % 5).toBe(0);
   });
