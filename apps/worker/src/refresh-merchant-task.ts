@@ -1,29 +1,10 @@
-import { LoopsError } from "@loops-sync/loops-client";
 import { causedBy, recordChanges, revokeMerchant } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
+import { readMerchantAndConnection } from "./mirror/read-merchant.ts";
 import { settleRoutedEvents } from "./settle-events.ts";
-import {
-  type ConnectionInput,
-  type MerchantInput,
-  upsertConnection,
-  upsertMerchant,
-} from "./upsert-merchant.ts";
+import { upsertConnection, upsertMerchant } from "./upsert-merchant.ts";
 import { parseIds, upstreamTask } from "./upstream-task.ts";
 import type { WorkerContext } from "./worker-context.ts";
-
-function checkResource<T>(value: unknown, what: string, fields: string[]): T {
-  const v = value as Record<string, unknown> | null;
-  for (const field of fields) {
-    if (typeof v?.[field] !== "string") {
-      throw new LoopsError({
-        kind: "bad_response",
-        code: "invalid_response",
-        message: `${what} answer has no ${field}`,
-      });
-    }
-  }
-  return value as T;
-}
 
 /**
  * refresh_merchant (business_profile.*, merchant.*, connection.* events, and the periodic refresh):
@@ -47,15 +28,7 @@ export function refreshMerchantTask(ctx: WorkerContext): Task {
       async run({ merchantId }, state, helpers) {
         const api = client.forMerchant(merchantId);
         const options = { signal: helpers.abortSignal };
-        const merchant = checkResource<MerchantInput>(await api.merchant.get(options), "GET /merchant", [
-          "id",
-          "status",
-        ]);
-        const connection = checkResource<ConnectionInput>(
-          await api.connection.get(options),
-          "GET /connection",
-          ["id", "merchant_id", "status"],
-        );
+        const { merchant, connection } = await readMerchantAndConnection(api, options);
         await sql.begin(async (tx) => {
           const changes = [
             ...(await upsertMerchant(tx, merchant)),
