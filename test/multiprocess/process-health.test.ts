@@ -1,6 +1,6 @@
 // /healthz and /readyz of real processes whose Postgres goes away: not ready at once, not alive once the
-// outage outlasts HEALTH_DATABASE_GRACE_SECONDS, both back when Postgres is; and a worker whose job runner
-// stopped stays not alive until it is restarted.
+// outage outlasts HEALTH_DATABASE_GRACE_SECONDS, both back when Postgres is; a worker stops on SIGTERM in
+// such an outage; and a worker whose job runner stopped stays not alive until it is restarted.
 
 import { randomBytes } from "node:crypto";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -87,6 +87,24 @@ describe("health of a process that loses Postgres", () => {
       what: "every /readyz back to ok",
     });
     expect([worker.alive(), receiver.alive()]).toEqual([true, true]);
+  });
+
+  it("stops on SIGTERM in an outage longer than the grace, without waiting for Postgres", {
+    timeout: 60_000,
+  }, async () => {
+    const env = w.env({ DATABASE_URL: throughProxy(), HEALTH_DATABASE_GRACE_SECONDS: "1" });
+    const worker = w.procs.spawn({ name: `${RUN_ID}-outage-stop`, args: ["worker"], env });
+    const admin = await adminUrlOf(worker);
+    await waitFor(async () => (await codeOf(`${admin}/readyz`)) === "ok", { what: "/readyz to answer ok" });
+    await proxy.cut();
+    await waitFor(async () => (await codeOf(`${admin}/healthz`)) === "database_lost", {
+      timeoutMs: 30_000,
+      what: "/healthz to answer database_lost",
+    });
+    expect(worker.alive()).toBe(true);
+    // Escalated to SIGKILL (and so failed below) if the stop still waited for Postgres after 20 s.
+    await worker.kill("SIGTERM", 20_000);
+    expect(await worker.exited).toEqual(expect.objectContaining({ code: 0, signal: null }));
   });
 
   it("a worker whose job runner stopped is neither alive nor ready, though Postgres answers", {

@@ -20,6 +20,7 @@ export { orderJobKey } from "./orders/refresh-order-task.ts";
 export { resolveOrderEvents } from "./orders/resolve-order-events.ts";
 export { createPoolRegistry, type PoolRegistry } from "./pool-registry.ts";
 export { cutoffBefore } from "./prune-task.ts";
+export { absorbLostCompletions, createQueuePool, type QueuePool } from "./queue-pool.ts";
 export {
   type MerchantReconcile,
   reconcileMerchant,

@@ -6,7 +6,7 @@ export interface QueuePoolOptions {
   connectionString: string;
   /** Connections at most. */
   max: number;
-  /** How long a lost Postgres is waited for (HEALTH_DATABASE_GRACE_SECONDS) before errors go through. */
+  /** After this long away (HEALTH_DATABASE_GRACE_SECONDS), the wait is logged as a warning. */
   graceMs: number;
   logger: Logger;
 }
@@ -42,29 +42,49 @@ export function isConnectionLoss(error: unknown): boolean {
   return typeof message === "string" && LOST_MESSAGE.test(message);
 }
 
+export interface QueuePool extends pg.Pool {
+  /**
+   * Ends every wait for Postgres: from now on a lost connection fails at once. Called when the process
+   * stops, so a shutdown during an outage does not wait for Postgres to come back.
+   */
+  stopWaiting(): void;
+}
+
 /**
- * The pg pool graphile-worker runs on, made to ride out a Postgres outage shorter than `graceMs`.
+ * The pg pool graphile-worker runs on, made to ride out a Postgres outage of any length.
  * graphile-worker does not await a job's completion (`completeJob(job)` in its worker loop, and its
  * `withRetries` retries only a few SQLSTATEs), so a completion whose query meets a lost connection is an
  * unhandled rejection and ends the process. Its documentation lets the caller supply the pool
- * (`run({ pgPool })`), so the fix lives here: `connect()` waits for Postgres (with backoff, up to `graceMs`)
- * instead of failing, and a completion or failure statement whose connection broke is sent again on a new
- * one. Other statements fail as before, and graphile-worker handles them (a job's own failure is retried).
+ * (`run({ pgPool })`), so the fix lives here: `connect()` waits for Postgres (with backoff) instead of failing,
+ * and a completion or failure statement whose connection broke is sent again on a new one, for as long as
+ * Postgres stays away and the process is not stopping. Whether the process should be restarted meanwhile is
+ * for `/healthz` to say (`database_lost` after HEALTH_DATABASE_GRACE_SECONDS), not for a crash. Other
+ * statements fail as before, and graphile-worker handles them (a job's own failure is retried).
  */
-export function createQueuePool({ connectionString, max, graceMs, logger }: QueuePoolOptions): pg.Pool {
-  const pool = new pg.Pool({ connectionString, max, application_name: "loops-sync-worker" });
+export function createQueuePool({ connectionString, max, graceMs, logger }: QueuePoolOptions): QueuePool {
+  const pool = new pg.Pool({ connectionString, max, application_name: "loops-sync-worker" }) as QueuePool;
   const connectOnce = pool.connect.bind(pool) as () => Promise<pg.PoolClient>;
+  const stopped = new AbortController();
+  pool.stopWaiting = () => stopped.abort();
 
-  /** Runs `attempt` again while Postgres is away, until `graceMs` after the first loss. */
+  /** Runs `attempt` again while Postgres is away, until the pool ends or `stopWaiting()` is called. */
   async function ride<T>(what: string, attempt: () => Promise<T>): Promise<T> {
     const since = Date.now();
+    let warned = false;
     for (let wait = 100; ; wait = Math.min(wait * 2, 2000)) {
       try {
         return await attempt();
       } catch (error) {
-        if (!isConnectionLoss(error) || pool.ending || Date.now() - since + wait > graceMs) throw error;
-        logger.debug({ what, error: (error as Error).message, retryInMs: wait }, "Postgres away; waiting");
-        await delay(wait);
+        if (!isConnectionLoss(error) || pool.ending || stopped.signal.aborted) throw error;
+        const away = Date.now() - since;
+        const fields = { what, error: (error as Error).message, awayMs: away, retryInMs: wait };
+        if (away >= graceMs && !warned) {
+          warned = true;
+          logger.warn(fields, "Postgres still away; the queue keeps waiting");
+        } else {
+          logger.debug(fields, "Postgres away; waiting");
+        }
+        await delay(wait, undefined, { signal: stopped.signal }).catch(() => {});
       }
     }
   }
@@ -84,7 +104,7 @@ export function createQueuePool({ connectionString, max, graceMs, logger }: Queu
       }
       return own(...args).catch((error: unknown) => {
         if (!isConnectionLoss(error)) throw error;
-        // Sent again on a new connection, as often as Postgres stays away within the grace.
+        // Sent again on a new connection, as often as Postgres stays away.
         return ride(name, async () => {
           const fresh = await connectOnce();
           try {
@@ -116,4 +136,24 @@ export function createQueuePool({ connectionString, max, graceMs, logger }: Queu
     );
   }) as typeof pool.connect;
   return pool;
+}
+
+/**
+ * While the process stops during an outage, completions graphile-worker did not await fail once the pool
+ * stops waiting (`stopWaiting()`, then `end()`); unhandled, each would end the process with a stack trace.
+ * Until the returned function is called, such a failure is logged instead: its job is still locked by this
+ * pool, and runs again once the pool's heartbeat is old enough (pool-registry.ts). Any other unhandled
+ * rejection still ends the process.
+ */
+export function absorbLostCompletions(logger: Logger): () => void {
+  const onRejection = (reason: unknown) => {
+    const ended = reason instanceof Error && /after calling end on the pool/.test(reason.message);
+    if (!isConnectionLoss(reason) && !ended) throw reason;
+    logger.warn(
+      { error: (reason as Error).message },
+      "a job's end was not recorded while stopping without Postgres; it runs again later",
+    );
+  };
+  process.on("unhandledRejection", onRejection);
+  return () => process.off("unhandledRejection", onRejection);
 }

@@ -17,7 +17,7 @@ import { graphileLogger } from "./graphile-logger.ts";
 import { startOrderRefresher } from "./orders/order-refresher.ts";
 import { startPauseProber } from "./pause-prober.ts";
 import { createPoolRegistry } from "./pool-registry.ts";
-import { createQueuePool } from "./queue-pool.ts";
+import { absorbLostCompletions, createQueuePool } from "./queue-pool.ts";
 import type { WorkerContext } from "./worker-context.ts";
 import { type CatchupJobOptions, type PruneJobOptions, workerJobs } from "./worker-jobs.ts";
 import { createWorkerMetrics } from "./worker-metrics.ts";
@@ -145,7 +145,7 @@ export async function startWorker({
 
   // Our own pg pool for graphile-worker, so an idle connection dropped by a Postgres restart is logged
   // (and replaced on next use) instead of crashing the process, and stop() can wait for it to close.
-  // It also rides out a Postgres outage shorter than the grace (see queue-pool.ts).
+  // It also rides out a Postgres outage (see queue-pool.ts).
   const pgPool = createQueuePool({
     connectionString: databaseUrl,
     max: concurrency + 2,
@@ -233,6 +233,8 @@ export async function startWorker({
     stoppedBecause: () => stoppedBecause,
     stop() {
       stopping ??= (async () => {
+        const stopAbsorbing = absorbLostCompletions(logger);
+        pgPool.stopWaiting();
         try {
           // A runner that stopped by itself refuses a second stop; the refresher still has to stop.
           const runnerStopped = stoppedBecause ? Promise.resolve() : runner.stop();
@@ -243,7 +245,7 @@ export async function startWorker({
             prober.stop(),
           ]);
         } finally {
-          await closeQueue();
+          await closeQueue().finally(() => setImmediate(stopAbsorbing));
           logger.info("worker stopped");
         }
       })();
