@@ -4,7 +4,13 @@ import { connect } from "@loops-sync/db";
 import { type HttpFetch, LoopsClient } from "@loops-sync/loops-client";
 import { revokeMerchant } from "@loops-sync/replica";
 import { DEFAULT_SANDBOX_CREDENTIALS } from "@loops-sync/sandbox";
-import { createOrderApplier, createWorkerMetrics, type StartWorkerOptions } from "@loops-sync/worker";
+import {
+  createOrderApplier,
+  createWorkerMetrics,
+  type OrderBatchEvents,
+  type RunningWorker,
+  type StartWorkerOptions,
+} from "@loops-sync/worker";
 import { afterEach, describe, expect, it } from "vitest";
 import { waitFor } from "#testkit/wait-for";
 import { makeOrder } from "../support/make-order.ts";
@@ -61,6 +67,42 @@ async function eventsOf(harness: Harness, ids: readonly string[], orderId: strin
   return rows.map((r) => r.id);
 }
 
+/** The order batches' events of `worker` from now on, by name, in the order they came. */
+function recordBatchEvents(worker: RunningWorker) {
+  const seen: { [K in keyof OrderBatchEvents]: OrderBatchEvents[K][0][] } = {
+    claimed: [],
+    joined: [],
+    committed: [],
+    ended: [],
+  };
+  const order: string[] = [];
+  for (const name of Object.keys(seen) as (keyof OrderBatchEvents)[]) {
+    const record = (event: unknown) => {
+      (seen[name] as unknown[]).push(event);
+      order.push(name);
+    };
+    worker.orderBatches.events.on(name, record as (...args: OrderBatchEvents[typeof name]) => void);
+  }
+  return { ...seen, order };
+}
+
+/**
+ * Until a session of the test's database waits for a lock (pg_stat_activity): the session `pid`, or any.
+ * What the test makes wait is then waiting.
+ */
+async function waitsForLock(harness: Harness, pid: number | "any", what: string): Promise<void> {
+  await waitFor(
+    async () => {
+      const [row] = await harness.db.sql<{ waiting: boolean }[]>`
+        select coalesce(bool_or(wait_event_type = 'Lock'), false) as waiting
+        from pg_stat_activity
+        where datname = current_database() and (${pid === "any"} or pid = ${pid === "any" ? 0 : pid})`;
+      return row!.waiting;
+    },
+    { what },
+  );
+}
+
 /** A harness that afterEach closes. */
 async function started(): Promise<Harness> {
   h = await createHarness();
@@ -75,10 +117,17 @@ async function startedWithHeldOrder(workerOptions: Partial<StartWorkerOptions> =
   const harness = await started();
   const order = harness.sandbox.createOrder({ merchantId: MERCHANT });
   const gated = clientHolding(harness, (id) => id === order.id);
-  await harness.worker({ client: gated.client, orderRefreshPollMs: 600_000, ...workerOptions });
+  // Its batch takes joins for as long as the test holds its fetch, however slow the machine.
+  const worker = await harness.worker({
+    client: gated.client,
+    orderRefreshPollMs: 600_000,
+    orderBatchJoinMs: 600_000,
+    ...workerOptions,
+  });
+  const batches = recordBatchEvents(worker);
   const ids = await harness.ingest((e) => e.data.order_id === order.id);
   await waitFor(() => gated.held() === 1, { what: "the held order's fetch under way" });
-  return { harness, order, gated, ids };
+  return { harness, order, gated, ids, worker, batches };
 }
 
 describe("worker: fetched orders are committed as their answers arrive", () => {
@@ -122,6 +171,39 @@ describe("worker: fetched orders are committed as their answers arrive", () => {
       },
       { what: "the claim committed" },
     );
+  });
+
+  it("reports a batch's steps as events: claimed, joined, committed per order, ended", async () => {
+    const {
+      harness,
+      order: slow,
+      gated,
+      ids: slowIds,
+      batches,
+    } = await startedWithHeldOrder({ orderRefreshConcurrency: 1 });
+    const late = harness.sandbox.createOrder({ merchantId: MERCHANT });
+    const lateIds = await harness.ingest((e) => e.data.order_id === late.id);
+    await waitFor(() => batches.committed.some((c) => c.orderId === late.id), {
+      what: "the late order committed",
+    });
+    gated.release();
+    await waitFor(() => batches.ended.length > 0, { what: "the batch ended" });
+    const batch = batches.claimed[0]!.batch;
+    expect(batches.claimed[0]).toMatchObject({ orders: [slow.id], rows: slowIds.length });
+    expect(batches.joined.find((j) => j.orders.length > 0)).toMatchObject({
+      batch,
+      orders: [late.id],
+      rows: lateIds.length,
+    });
+    expect(batches.committed.map((c) => [c.batch.id, c.orderId, c.applied?.changed])).toEqual([
+      [batch.id, late.id, true],
+      [batch.id, slow.id, true],
+    ]);
+    expect(batches.ended[0]).toMatchObject({ batch, result: { rows: slowIds.length + lateIds.length } });
+    // In that order: the claim first, the join before the commits, the end last.
+    expect(batches.order[0]).toBe("claimed");
+    expect(batches.order.indexOf("joined")).toBeLessThan(batches.order.indexOf("committed"));
+    expect(batches.order.at(-1)).toBe("ended");
   });
 
   it("measures each order's stages (queued, fetch, commit) and its lag from the stored event to the replica", async () => {
@@ -172,14 +254,18 @@ describe("worker: fetched orders are committed as their answers arrive", () => {
     const ours = new Set(orders.map((o) => o.id));
     const gated = clientHolding(harness, (id) => ours.has(id));
     // Three batches at once: 3 × ORDER_FETCH_CONCURRENCY (16) = 48 calls in flight at most.
-    await harness.worker({ client: gated.client, orderRefreshConcurrency: 3, orderRefreshPollMs: 600_000 });
+    const worker = await harness.worker({
+      client: gated.client,
+      orderRefreshConcurrency: 3,
+      orderRefreshPollMs: 600_000,
+    });
     // One inbox transaction: one batch claims all sixty.
     const ids = await harness.ingest((e) => ours.has(e.data.order_id as string));
     expect(ids).toHaveLength(60);
     try {
       await waitFor(() => gated.held() === 48, { what: "48 fetches of one batch in flight" });
       // The bound holds: the other twelve wait for a slot.
-      await new Promise((r) => setTimeout(r, 200));
+      await waitFor(() => worker.orderBatches.fetchesWaiting === 12, { what: "twelve fetches waiting" });
       expect(gated.mostHeld()).toBe(48);
     } finally {
       gated.release();
@@ -192,7 +278,8 @@ describe("worker: fetched orders are committed as their answers arrive", () => {
     const harness = await started();
     const first = harness.sandbox.createOrder({ merchantId: MERCHANT });
     // One batch slot: ORDER_FETCH_CONCURRENCY (16) calls in flight at most.
-    await harness.worker({ orderRefreshConcurrency: 1, orderRefreshPollMs: 200 });
+    const worker = await harness.worker({ orderRefreshConcurrency: 1, orderRefreshPollMs: 200 });
+    const batches = recordBatchEvents(worker);
     const firstIds = await harness.ingest((e) => e.data.order_id === first.id);
     await waitFor(() => settled(harness.db, firstIds), { what: "the first order applied" });
     // Its replica row locked elsewhere: the commit of its next version waits (up to APPLY_LOCK_TIMEOUT_MS),
@@ -204,16 +291,17 @@ describe("worker: fetched orders are committed as their answers arrive", () => {
       harness.sandbox.advanceOrder(first.id);
       const fetchesOf = () => harness.calls("GET /orders/{order_id}");
       const before = fetchesOf();
+      const commitsOfFirst = () => batches.committed.filter((c) => c.orderId === first.id).length;
+      const committedBefore = commitsOfFirst();
       await harness.ingest((e) => e.data.order_id === first.id);
       await waitFor(() => fetchesOf() > before, { what: "the next version fetched" });
       const more = Array.from({ length: 40 }, () => harness.sandbox.createOrder({ merchantId: MERCHANT }));
       const ours = new Set(more.map((o) => o.id));
       await harness.ingest((e) => ours.has(e.data.order_id as string));
       // All forty are fetched while the commits wait: more than the 16 calls the slots allow at once.
-      await waitFor(() => fetchesOf() - before >= 41, {
-        what: "forty more fetched while the commit waits",
-        timeoutMs: 1500,
-      });
+      await waitFor(() => fetchesOf() - before >= 41, { what: "forty more fetched while the commit waits" });
+      // The first order's commit was still waiting (it neither committed nor gave up) when they were.
+      expect(commitsOfFirst()).toBe(committedBefore);
       await other`rollback`;
     } finally {
       other.release();
@@ -243,12 +331,17 @@ describe("worker: fetched orders are committed as their answers arrive", () => {
       order,
       gated,
       ids: firstIds,
+      batches,
     } = await startedWithHeldOrder({ orderRefreshConcurrency: 1 });
     // Its next step while the batch fetches: the batch is told, but must not take it twice.
     harness.sandbox.advanceOrder(order.id);
     const nextIds = await harness.ingest((e) => e.data.order_id === order.id);
     expect(nextIds.length).toBeGreaterThan(0);
-    await new Promise((r) => setTimeout(r, 200));
+    // The join's claim saw those rows and left them: they belong to an order the batch has already.
+    const joined = await waitFor(() => batches.joined.find((j) => j.heldHere > 0), {
+      what: "a join that left the rows of the order its batch has",
+    });
+    expect(joined).toMatchObject({ orders: [], rows: 0, heldHere: nextIds.length });
     expect(gated.held()).toBe(1);
     const [queued] = await harness.db.sql<{ n: number }[]>`
       select count(*)::int as n from sync.order_refresh where event_id = any(${nextIds}::text[])`;
@@ -265,6 +358,7 @@ describe("worker: fetched orders are committed as their answers arrive", () => {
       order: held,
       gated,
       ids: heldIds,
+      batches,
     } = await startedWithHeldOrder({
       orderRefreshConcurrency: 1,
     });
@@ -279,13 +373,15 @@ describe("worker: fetched orders are committed as their answers arrive", () => {
       end $$;
       create trigger refuse_order before insert or update on replica.orders
         for each row execute function public.refuse_order();`);
-    const fetchesOf = () => harness.calls("GET /orders/{order_id}");
-    const before = fetchesOf();
     // No free slot: the running batch takes it, fetches it, and its commit is refused while the held
     // order's answer is still awaited.
     const refusedIds = await harness.ingest((e) => e.data.order_id === refused.id);
-    await waitFor(() => fetchesOf() > before, { what: "the refused order fetched" });
-    await new Promise((r) => setTimeout(r, 200));
+    const commit = await waitFor(() => batches.committed.find((c) => c.orderId === refused.id), {
+      what: "the refused order's commit over",
+    });
+    expect(String(commit.error)).toMatch(/refused by a rule of this database/);
+    expect(batches.joined.some((j) => j.orders.includes(refused.id))).toBe(true);
+    expect(gated.held()).toBe(1);
     gated.release();
     await waitFor(() => settled(harness.db, heldIds), { what: "the held order applied" });
     await waitFor(() => settled(harness.db, refusedIds), { what: "the refused order settled" });
@@ -297,8 +393,9 @@ describe("worker: fetched orders are committed as their answers arrive", () => {
   it("lets a revocation that arrives mid-batch wait for the batch, whose answers are committed first", async () => {
     const { harness, order, gated, ids } = await startedWithHeldOrder();
     const revoking = harness.db.sql.begin((tx) => revokeMerchant(tx, MERCHANT));
-    // The revocation now waits for the batch's claim; the answer arrives and is committed, then the claim.
-    await new Promise((r) => setTimeout(r, 100));
+    // The revocation now waits for the batch's claim (the only lock wait there is); the answer arrives and
+    // is committed, then the claim.
+    await waitsForLock(harness, "any", "the revocation waiting for the batch");
     gated.release();
     await revoking;
     expect(await replicaVersion(harness, order.id)).toBe(harness.sandbox.truth.order(order.id)!.version);
@@ -311,13 +408,14 @@ describe("worker: fetched orders are committed as their answers arrive", () => {
     // waits for its answer's commit, which waits for those events: a cycle Postgres cannot see.
     const other = await harness.db.sql.reserve();
     try {
+      const [{ pid }] = (await other`select pg_backend_pid() as pid`) as unknown as [{ pid: number }];
       await other`begin`;
       await other`select id from sync.events where id = any(${ids}::text[]) for update`;
       let deleted = false;
       const deleting = other`delete from sync.order_refresh where order_id = ${order.id}`.then(() => {
         deleted = true;
       });
-      await new Promise((r) => setTimeout(r, 100));
+      await waitsForLock(harness, pid, "the other transaction waiting for the batch's rows");
       expect(deleted).toBe(false);
       gated.release();
       // The commit gives up after APPLY_LOCK_TIMEOUT_MS; the batch rolls back and frees the rows.
@@ -333,21 +431,18 @@ describe("worker: fetched orders are committed as their answers arrive", () => {
     expect(await replicaVersion(harness, order.id)).toBe(harness.sandbox.truth.order(order.id)!.version);
   });
 
-  it("applies orders in the batch's own transaction when the pool has one connection (the batch holds it)", async () => {
+  it("refuses to start on a pool of one connection, or with as many batches as connections", async () => {
     const harness = await started();
-    const sql = connect(harness.db.url, { max: 1 });
+    const one = connect(harness.db.url, { max: 1 });
     try {
-      const order = harness.sandbox.createOrder({ merchantId: MERCHANT });
-      const worker = await harness.worker({ sql, orderRefreshPollMs: 600_000 });
-      const ids = await harness.ingest((e) => e.data.order_id === order.id);
-      expect(ids.length).toBeGreaterThan(0);
-      await waitFor(() => settled(harness.db, ids), {
-        what: "the event settled with a pool of one connection",
-      });
-      expect(await replicaVersion(harness, order.id)).toBe(harness.sandbox.truth.order(order.id)!.version);
-      await worker.stop();
+      await expect(harness.worker({ sql: one })).rejects.toThrow(
+        /pool \(DATABASE_POOL_SIZE, now 1\) of at least 2/,
+      );
+      await expect(harness.worker({ orderRefreshConcurrency: 4, sql: harness.db.sql })).rejects.toThrow(
+        /order batches \(4\) need a pool \(DATABASE_POOL_SIZE, now 4\)/,
+      );
     } finally {
-      await sql.end();
+      await one.end();
     }
   });
 

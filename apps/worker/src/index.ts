@@ -15,6 +15,7 @@ export {
   type ForwarderOptions,
   startForwarder,
 } from "./forwarding/start-forwarder.ts";
+export type { BatchRef, OrderBatchEvents, OrderBatchResult } from "./orders/batch-value.ts";
 export { createOrderApplier, type OrderApplier } from "./orders/order-applier.ts";
 export { orderJobKey } from "./orders/refresh-order-task.ts";
 export { resolveOrderEvents } from "./orders/resolve-order-events.ts";

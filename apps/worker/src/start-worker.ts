@@ -14,7 +14,8 @@ import type { Registry } from "prom-client";
 import { createForwardMetrics } from "./forwarding/forward-metrics.ts";
 import { type Forwarder, type ForwarderOptions, startForwarder } from "./forwarding/start-forwarder.ts";
 import { graphileLogger } from "./graphile-logger.ts";
-import { startOrderRefresher } from "./orders/order-refresher.ts";
+import type { OrderBatchEvents } from "./orders/batch-value.ts";
+import { startOrderScheduler } from "./orders/order-scheduler.ts";
 import { startPauseProber } from "./pause-prober.ts";
 import { createPoolRegistry } from "./pool-registry.ts";
 import { absorbLostCompletions, createQueuePool } from "./queue-pool.ts";
@@ -48,12 +49,15 @@ export interface StartWorkerOptions {
   /** On stop, how long running jobs may finish before their calls are aborted and they are released. Default: 5000 ms. */
   shutdownAbortAfterMs?: number;
   /**
-   * Order batches the refresher runs at once; each batch holds one connection of `sql` while it
-   * fetches, and the answers are committed on one more. Default: half of `sql`'s pool size (at least 1).
+   * Order batches run at once; each batch holds one connection of `sql` while it fetches, and the answers
+   * are committed on one more, so it must be below `sql`'s pool size (which must be at least 2). Default:
+   * half of `sql`'s pool size.
    */
   orderRefreshConcurrency?: number;
   /** How often the order refresher looks for queued orders without a NOTIFY. Default: `pollIntervalMs`, at most 1000 ms. */
   orderRefreshPollMs?: number;
+  /** How long an order batch takes more of its merchant's rows once it fetches. Default: 500 ms (order-batch.ts). */
+  orderBatchJoinMs?: number;
   /** Queue the reconcile of every active merchant when starting. Default: true. */
   refreshResourcesAtStart?: boolean;
   /**
@@ -82,6 +86,8 @@ export interface RunningWorker {
    * migration of its schema), or undefined while it runs. Such a process takes no more jobs: restart it.
    */
   stoppedBecause(): string | undefined;
+  /** The order batches: their events (claimed, joined, committed, ended; orders/batch-value.ts), and fetches waiting for a slot. */
+  readonly orderBatches: { readonly events: EventEmitter<OrderBatchEvents>; readonly fetchesWaiting: number };
 }
 
 /** How long the list of paused merchants is reused before asking the database again. */
@@ -106,6 +112,7 @@ export async function startWorker({
   shutdownAbortAfterMs = 5000,
   refreshResourcesAtStart = true,
   orderRefreshConcurrency,
+  orderBatchJoinMs,
   orderRefreshPollMs,
   pauseBackoff = DEFAULT_PAUSE_BACKOFF,
   databaseGraceSeconds = 60,
@@ -115,6 +122,14 @@ export async function startWorker({
 }: StartWorkerOptions): Promise<RunningWorker> {
   if (!Number.isInteger(concurrency) || concurrency < 1) {
     throw new RangeError(`startWorker: concurrency must be a whole number of at least 1, got ${concurrency}`);
+  }
+  const poolSize = (sql as { options?: { max?: number } }).options?.max ?? 10;
+  const batches = orderRefreshConcurrency ?? Math.floor(poolSize / 2);
+  if (poolSize < 2 || !Number.isInteger(batches) || batches < 1 || batches >= poolSize) {
+    throw new RangeError(
+      `startWorker: the order batches (${batches}) need a pool (DATABASE_POOL_SIZE, now ${poolSize}) of at least 2 ` +
+        "and larger than the batches: each batch holds a connection while it fetches, and their commits need one more",
+    );
   }
   const metrics = createWorkerMetrics(registry);
   const ctx: WorkerContext = { sql, client, logger, metrics, applicationId, pauseBackoff };
@@ -189,12 +204,9 @@ export async function startWorker({
       await pgPool.end();
     }
   };
-  const poolSize = (sql as { options?: { max?: number } }).options?.max ?? 10;
-  const batches = orderRefreshConcurrency ?? Math.max(1, Math.floor(poolSize / 2));
-  const refresher = await startOrderRefresher(ctx, {
+  const refresher = await startOrderScheduler(ctx, {
     concurrency: batches,
-    // The applier's commit needs a connection the waiting batches do not hold.
-    applyAsFetched: poolSize > batches,
+    joinMs: orderBatchJoinMs,
     pollIntervalMs: orderRefreshPollMs ?? Math.min(pollIntervalMs, 1000),
   }).catch(async (error: unknown) => {
     await runner.stop().catch(() => {});
@@ -230,6 +242,12 @@ export async function startWorker({
   };
   runner.promise.then(() => onRunnerEnd(), onRunnerEnd);
   return {
+    orderBatches: {
+      events: refresher.events,
+      get fetchesWaiting() {
+        return refresher.fetchesWaiting;
+      },
+    },
     stoppedBecause: () => stoppedBecause,
     stop() {
       stopping ??= (async () => {

@@ -31,21 +31,6 @@ export interface AppliedGroup {
   outcomes: Record<string, number>;
 }
 
-/**
- * In the caller's transaction: applies the fetched orders with ONE version-gated upsert, settles their
- * claimed events with ONE update ({@link settleCoveredOrderEvents}: `stale` or `applied`), asks for a
- * locations refresh where an order names a location the replica lacks. The orders it changed come back as
- * feed rows, for the caller to record as its transaction's last statement.
- */
-export async function applyFetchedOrders(
-  tx: TransactionSql,
-  group: readonly FetchedOrder[],
-): Promise<AppliedGroup> {
-  const sent = await sendApplied(tx, group);
-  await Promise.all(sent.tail);
-  return { applied: sent.applied, changes: sent.changes, outcomes: await sent.outcomes };
-}
-
 export interface SentGroup {
   applied: ApplyOrderResult[];
   changes: ChangeInput[];
@@ -56,9 +41,12 @@ export interface SentGroup {
 }
 
 /**
- * {@link applyFetchedOrders} up to the apply's answer: the settle, the locations check and the feed's insert
- * are sent (none reads what another writes; the feed's goes last) but not waited for, so they can travel with
- * the COMMIT.
+ * In the caller's transaction (the applier's): applies the fetched orders with ONE version-gated upsert,
+ * settles their claimed events with ONE update ({@link settleCoveredOrderEvents}: `stale` or `applied`), asks
+ * for a locations refresh where an order names a location the replica lacks, and records the orders it
+ * changed in the change feed. Waits only for the apply's answer: the settle, the locations check and the
+ * feed's insert are sent (none reads what another writes; the feed's goes last) but not waited for, so they
+ * can travel with the COMMIT.
  */
 export async function sendFetchedOrders(
   tx: TransactionSql,

@@ -1,10 +1,9 @@
 import { settleOrderEvents, type TransactionSql } from "@loops-sync/db";
 import { enqueueJob } from "@loops-sync/replica";
 import type { WorkerContext } from "../worker-context.ts";
+import type { BatchValue } from "./batch-value.ts";
 import { type Claimed, queueOrders } from "./claim-orders.ts";
-import type { FetchedClaims } from "./fetch-claimed-orders.ts";
 import { orderJobKey } from "./refresh-order-task.ts";
-import type { Answered } from "./settle-order-batch.ts";
 
 /** A transiently failed order is retried by its own refresh_order job after this pause. */
 const HAND_OFF_DELAY_MS = 1000;
@@ -27,10 +26,11 @@ export async function routeOrderFailures(
   { metrics, logger }: WorkerContext,
   tx: TransactionSql,
   merchantId: string,
-  { claimed, fetched }: FetchedClaims,
-  answers: readonly Answered[],
+  { claimed, fetched }: Pick<BatchValue, "claimed" | "fetched">,
 ): Promise<RoutedOrders> {
-  const after = new Map(answers.map((f) => [f.applied.id, f.applied.version]));
+  const after = new Map(
+    fetched.flatMap((f) => (f.kind === "applied" ? [[f.applied.id, f.applied.version] as const] : [])),
+  );
   const retry = new Set(
     claimed
       .filter((c) => c.version !== null && after.has(c.order_id) && after.get(c.order_id)! < c.version)

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseMerchants } from "./order-refresher.ts";
+import { parseMerchants } from "./order-scheduler.ts";
 
 describe("parseMerchants", () => {
   it("reads the merchants a NOTIFY names", () => {

@@ -1,0 +1,309 @@
+import type { EventEmitter } from "node:events";
+import { planForCurrentSize, type TransactionSql } from "@loops-sync/db";
+import type { SyncMerchantApi } from "@loops-sync/loops-client";
+import {
+  checkOrder,
+  classifyUpstreamFailure,
+  enterPause,
+  pauseMerchant,
+  revokeMerchant,
+} from "@loops-sync/replica";
+import { withSpan } from "@loops-sync/tracing";
+import type { LimitFunction } from "p-limit";
+import type { WorkerContext } from "../worker-context.ts";
+import type { BatchRef, BatchValue, Fetched, OrderBatchEvents, OrderBatchResult } from "./batch-value.ts";
+import { type Claimed, type ClaimResult, needsFetch, ORDER_BATCH_ROWS } from "./claim-orders.ts";
+import { fetchOrder } from "./fetch-order.ts";
+import { observeCommitted, observeStage } from "./observe-order-stage.ts";
+import type { OrderApplier } from "./order-applier.ts";
+import { handOffOrders, routeOrderFailures } from "./route-order-failures.ts";
+import { settleOrderBatch } from "./settle-order-batch.ts";
+import {
+  claimOrdersTraced,
+  inBatchContext,
+  readTraceParents,
+  traceOrderRefresh,
+} from "./trace-order-refresh.ts";
+
+/**
+ * A batch takes rows its merchant queues while it fetches (a join) for this long after it started; then it
+ * only finishes, so its claim commits and the orders it locks are free again.
+ */
+export const ORDER_BATCH_JOIN_MS = 500;
+/**
+ * A batch runs its join claims at least this far apart: the joins asked for meanwhile share the next claim.
+ * (Each NOTIFY asks for one; a claim is a statement, and on a busy machine its CPU is taken from every
+ * other step.)
+ */
+export const ORDER_BATCH_JOIN_GAP_MS = 10;
+
+export interface OrderBatchOptions {
+  ref: BatchRef;
+  /** Commits each fetched order as it arrives, in a group commit shared by the worker's batches. */
+  applier: OrderApplier;
+  /** The worker's bound on order fetches in flight, shared by its batches. */
+  fetchSlots: LimitFunction;
+  /** Aborted on shutdown: the claim rolls back. */
+  signal: AbortSignal;
+  /** Where the batch's events go (the scheduler's emitter). */
+  events: EventEmitter<OrderBatchEvents>;
+  /** How long after its fetch step starts the batch takes joins. Default: ORDER_BATCH_JOIN_MS. */
+  joinMs?: number;
+}
+
+/**
+ * One batch of a merchant's sync.order_refresh, as one transaction and a straight pipeline over one value
+ * ({@link BatchValue}):
+ * 1. claim: up to ORDER_BATCH_ROWS queued rows whose orders no other batch is fetching (an advisory lock per
+ *    order), skipping the orders the replica already covers (claim-orders.ts);
+ * 2. fetch and apply: each order is fetched within the worker's bound on calls in flight and handed to the
+ *    applier, whose commit makes it readable at once (order-applier.ts). While this step runs, the scheduler
+ *    may hand the batch more of the merchant's rows ({@link join}): one more claim in its transaction;
+ * 3. settle: the events of the orders the replica covered (settle-order-batch.ts);
+ * 4. route: what could not be finished (route-order-failures.ts, where the per-order policy is written);
+ * 5. end: revoke, hand off, pause on a 429 or a refusal, and tell the scheduler what next.
+ * The claim commits after the last order's commit. A crash or shutdown rolls it back, so its rows are
+ * fetched again, and the events an earlier commit settled stay settled.
+ */
+export class OrderBatch {
+  readonly ref: BatchRef;
+  readonly #ctx: WorkerContext;
+  readonly #options: OrderBatchOptions;
+  readonly #api: SyncMerchantApi;
+  /** The pipeline's value; each step fills its part. */
+  readonly #value: BatchValue;
+  /** The fetches under way (the fetch step waits for all, a join adds to them). */
+  readonly #fetches: Promise<Fetched>[] = [];
+  /** While set (the fetch step), the batch takes joins until this moment (performance.now()). */
+  #joinUntil: number | undefined;
+  /** The join claim last started: claims run one at a time on the batch's connection. */
+  #joining: Promise<void> | undefined;
+  /** A join claim is asked for and has not started: later joins share it. */
+  #claimWaiting = false;
+  #lastClaimAt = 0;
+
+  constructor(ctx: WorkerContext, options: OrderBatchOptions) {
+    this.ref = options.ref;
+    this.#ctx = ctx;
+    this.#options = options;
+    this.#api = ctx.client.forMerchant(options.ref.merchantId, { priority: "live" });
+    this.#value = {
+      ref: options.ref,
+      claimed: [],
+      rows: 0,
+      heldElsewhere: 0,
+      heldHere: 0,
+      fetched: [],
+      stopped: undefined,
+    };
+  }
+
+  /** Runs the batch to its end (`ended` is emitted either way). */
+  async run(): Promise<OrderBatchResult> {
+    const attributes = { "loops.merchant.id": this.ref.merchantId };
+    try {
+      const result = await withSpan("refresh order batch", { attributes }, async (span) => {
+        const done = await this.#ctx.sql.begin((tx) => this.#pipeline(tx));
+        span?.setAttribute("loops.order_refresh.rows", done.rows);
+        return done;
+      });
+      this.#options.events.emit("ended", { batch: this.ref, result });
+      return result;
+    } catch (error) {
+      this.#options.events.emit("ended", { batch: this.ref, error });
+      throw error;
+    } finally {
+      this.#joinUntil = undefined;
+    }
+  }
+
+  /** Whether the batch takes more of its merchant's rows now ({@link join}). */
+  get joinable(): boolean {
+    const v = this.#value;
+    return (
+      this.#joinUntil !== undefined &&
+      performance.now() <= this.#joinUntil &&
+      !v.stopped &&
+      !this.#options.signal.aborted &&
+      v.rows < ORDER_BATCH_ROWS
+    );
+  }
+
+  /**
+   * Takes the merchant's rows queued since the batch's last claim, in one more claim of its transaction
+   * (leaving the orders it has already); their orders are fetched with the rest. False when the batch no
+   * longer takes rows: past ORDER_BATCH_ROWS or ORDER_BATCH_JOIN_MS, stopped, or past its fetch step.
+   */
+  join(): boolean {
+    if (!this.joinable) return false;
+    if (this.#claimWaiting) return true;
+    this.#claimWaiting = true;
+    const claim = (this.#joining ?? Promise.resolve()).then(this.#joinClaim);
+    // The fetch step awaits it and fails the batch if it fails; until then this marks it handled (an
+    // unhandled rejection would end the process).
+    claim.catch(() => {});
+    this.#joining = claim;
+    return true;
+  }
+
+  /** Set by the fetch step: a join's claim, in the batch's trace context whoever asks for it. */
+  #joinClaim: () => Promise<void> = async () => {};
+
+  async #pipeline(tx: TransactionSql): Promise<OrderBatchResult> {
+    // Its settle looks events up by id: planned for the table as it is.
+    void planForCurrentSize(tx);
+    const early = await this.#claim(tx);
+    if (early) return early;
+    await this.#fetchAndApply(tx);
+    // Shutting down: roll the claim back; the rows wait for the next worker.
+    if (this.#options.signal.aborted) throw new Error("order refresh aborted by shutdown");
+    await settleOrderBatch(this.#ctx, tx, this.#value.claimed);
+    return await this.#routeAndEnd(tx);
+  }
+
+  /** Step 1: the first claim. A result when the batch ends here (revoked, paused, nothing to take). */
+  async #claim(tx: TransactionSql): Promise<OrderBatchResult | undefined> {
+    const { merchantId } = this.ref;
+    const first = await claimOrdersTraced(tx, merchantId);
+    const { state } = first;
+    const orders = first.claimed.map((c) => c.order_id);
+    const rows = first.claimed.reduce((n, c) => n + c.rows, 0);
+    this.#options.events.emit("claimed", {
+      batch: this.ref,
+      orders,
+      rows,
+      heldElsewhere: first.heldElsewhere,
+    });
+    if (state.status === "revoked") {
+      // Events stored after the revocation were queued all the same: settle them and drop their rows.
+      await revokeMerchant(tx, merchantId);
+      return { rows: 0, more: false };
+    }
+    if (state.pausedUntil) return { rows: 0, more: false, pausedUntil: state.pausedUntil };
+    if (first.claimed.length === 0) return { rows: 0, more: false, heldElsewhere: first.heldElsewhere };
+    this.#take(tx, first);
+    return undefined;
+  }
+
+  /** Adds a claim's orders to the value and starts the fetches of those the replica does not cover. */
+  #take(tx: TransactionSql, claim: Omit<ClaimResult, "state">): void {
+    const v = this.#value;
+    v.heldElsewhere = Math.max(v.heldElsewhere, claim.heldElsewhere);
+    v.heldHere = Math.max(v.heldHere, claim.heldHere);
+    const traceParents = readTraceParents(tx, claim.claimed);
+    for (const c of claim.claimed) {
+      this.#ctx.metrics.orderRefreshStage.observe({ stage: "queued" }, c.queued_seconds);
+      v.claimed.push(c);
+      v.rows += c.rows;
+      if (needsFetch(c)) {
+        this.#fetches.push(traceOrderRefresh(c, traceParents, () => this.#fetchAndApplyOne(c)));
+      }
+    }
+  }
+
+  /** Step 2: the fetches and their commits, taking joins until none is left. */
+  async #fetchAndApply(tx: TransactionSql): Promise<void> {
+    const v = this.#value;
+    this.#joinClaim = inBatchContext(async () => {
+      const wait = this.#lastClaimAt + ORDER_BATCH_JOIN_GAP_MS - performance.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      this.#claimWaiting = false;
+      this.#lastClaimAt = performance.now();
+      if (v.rows >= ORDER_BATCH_ROWS) return;
+      const have = v.claimed.map((c) => c.order_id);
+      const joined = await claimOrdersTraced(tx, this.ref.merchantId, have, ORDER_BATCH_ROWS - v.rows);
+      this.#take(tx, joined);
+      this.#options.events.emit("joined", {
+        batch: this.ref,
+        orders: joined.claimed.map((c) => c.order_id),
+        rows: joined.claimed.reduce((n, c) => n + c.rows, 0),
+        heldHere: joined.heldHere,
+        heldElsewhere: joined.heldElsewhere,
+      });
+    });
+    this.#lastClaimAt = performance.now();
+    this.#joinUntil = performance.now() + (this.#options.joinMs ?? ORDER_BATCH_JOIN_MS);
+    try {
+      // Until no fetch and no join is left: a join may add fetches while the others finish.
+      for (;;) {
+        const count = this.#fetches.length;
+        const joined = this.#joining;
+        await joined;
+        v.fetched = await Promise.all(this.#fetches);
+        if (this.#fetches.length === count && this.#joining === joined) return;
+      }
+    } finally {
+      this.#joinUntil = undefined;
+    }
+  }
+
+  /**
+   * One order's GET, in one of the worker's fetch slots, then its commit by the applier. The slot is the
+   * call's only: waiting for the commit in it would let a slow commit starve the fetches.
+   */
+  async #fetchAndApplyOne(claim: Claimed): Promise<Fetched> {
+    const { metrics } = this.#ctx;
+    const { applier, fetchSlots, signal, events } = this.#options;
+    const v = this.#value;
+    const answer = await fetchSlots(async () => {
+      if (v.stopped || signal.aborted) return { kind: "skipped" as const, claim };
+      try {
+        const order = checkOrder(await fetchOrder(this.#api, claim.order_id, signal));
+        return { kind: "fetched" as const, order, fetchedAt: observeStage(metrics, "fetch", claim.taken_at) };
+      } catch (error) {
+        const failure = classifyUpstreamFailure(error);
+        if (failure.kind === "rate_limited" || failure.kind === "revoked" || failure.kind === "paused") {
+          v.stopped ??= failure;
+        }
+        return { kind: "failed" as const, claim, failure, error, stage: "fetch" as const };
+      }
+    });
+    if (answer.kind !== "fetched") return answer;
+    try {
+      const attributes = { "loops.order.id": claim.order_id, "loops.order.version": answer.order.version };
+      const applied = await withSpan("apply order", { attributes }, async (span) => {
+        const result = await applier.apply(answer.order, claim.event_ids, claim.claimed_at);
+        span?.setAttribute("loops.order.changed", result.changed);
+        return result;
+      });
+      observeCommitted(metrics, claim, answer.fetchedAt);
+      events.emit("committed", { batch: this.ref, orderId: claim.order_id, applied });
+      return { kind: "applied", claim, applied };
+    } catch (error) {
+      events.emit("committed", { batch: this.ref, orderId: claim.order_id, error });
+      // As for a failed fetch: retried by the order's own job, or failed when Postgres refuses its data.
+      return { kind: "failed", claim, failure: classifyUpstreamFailure(error), error, stage: "apply" };
+    }
+  }
+
+  /** Steps 4 and 5: route what could not be finished; revoke, hand off, or pause; tell the scheduler what next. */
+  async #routeAndEnd(tx: TransactionSql): Promise<OrderBatchResult> {
+    const { logger } = this.#ctx;
+    const { merchantId } = this.ref;
+    const { rows, heldElsewhere, heldHere, stopped } = this.#value;
+    const routed = await routeOrderFailures(this.#ctx, tx, merchantId, this.#value);
+    if (stopped?.kind === "revoked") {
+      await revokeMerchant(tx, merchantId);
+      logger.warn({ merchantId }, "connection not active: merchant marked revoked, no more calls");
+      return { rows, more: false };
+    }
+    await handOffOrders(tx, merchantId, routed);
+    if (stopped?.kind === "rate_limited") {
+      const pausedUntil = await pauseMerchant(tx, merchantId, stopped.retryAfterSeconds);
+      logger.warn(
+        { merchantId, until: pausedUntil },
+        "rate limited by Loops; merchant paused until Retry-After",
+      );
+      return { rows, more: false, pausedUntil };
+    }
+    if (stopped?.kind === "paused") {
+      const pausedUntil = await enterPause(tx, stopped, merchantId, this.#ctx.pauseBackoff);
+      logger.warn(
+        { merchantId, cause: stopped.cause, scope: stopped.scope, until: pausedUntil },
+        "Loops refused the call; calls paused until a probe is accepted",
+      );
+      return { rows, more: false, pausedUntil };
+    }
+    return { rows, more: heldHere > 0 || rows + heldElsewhere >= ORDER_BATCH_ROWS, heldElsewhere };
+  }
+}
