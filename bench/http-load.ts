@@ -1,7 +1,7 @@
 // A closed-loop HTTP/1.1 load generator on raw keep-alive sockets: every request is serialized to bytes
 // before the run, so the timed loop only writes a buffer and reads a status line per answer. autocannon
 // rebuilds each request in JavaScript (setupRequest), which on this 2-core machine made the generator, not
-// the server, the limit of the fastest server measured (docs/decisions.md, "The bench's own generator").
+// the server, the limit of the fastest server measured (docs/decisions.md, "Benchmarks").
 import { connect, type Socket } from "node:net";
 
 export interface HttpLoadResult {

@@ -6,8 +6,8 @@ export interface LoopsClientUse {
   /** The database holding the deployment's request budget (`LOOPS_MAX_RPS`), shared with every process. */
   databaseUrl: string;
   /**
-   * For the worker: a 429 is thrown at once (never slept on) so the worker pauses the merchant and
-   * reschedules the job at Retry-After without holding a job slot. Default: false (commands wait).
+   * For the worker: a 429 is thrown at once, never slept on in a job slot (docs/decisions.md, "A 429 does
+   * not burn an attempt"). Default: false (commands wait).
    */
   worker?: boolean;
 }

@@ -18,10 +18,11 @@ export interface PauseProberOptions {
 }
 
 /**
- * Re-probes paused scopes (upstream-pause.ts): whenever a probe is due and no process runs it, this one
- * makes ONE cheap call for the pause's merchant (GET /orders?limit=1: it passes authentication, suspension
- * and the orders:read scope the hot path needs). An answer resumes the scope; a refusal waits twice as
- * long; no answer (network, 5xx, 429) waits longer too, keeping the cause.
+ * Runs the due probes of paused scopes (the state machine and its backoff: upstream-pause.ts): whenever a
+ * probe is due and no process runs it, this one makes ONE cheap call for the pause's merchant
+ * (GET /orders?limit=1: it passes authentication, suspension and the orders:read scope the hot path needs).
+ * A refusal that still holds the scope, or no answer (network, 5xx, 429, keeping the cause), is
+ * `probeRefused`; anything else got past the refusal and is `probeAccepted`.
  */
 export function startPauseProber(ctx: WorkerContext, options: PauseProberOptions = {}): PauseProber {
   const { sql, logger, pauseBackoff } = ctx;

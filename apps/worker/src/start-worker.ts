@@ -62,7 +62,7 @@ export interface StartWorkerOptions {
   refreshResourcesAtStart?: boolean;
   /**
    * How long a scope paused by a refusal of Loops waits between probes (PAUSE_PROBE_FIRST_SECONDS,
-   * PAUSE_PROBE_MAX_SECONDS). Default: 30 s, doubling up to 900 s.
+   * PAUSE_PROBE_MAX_SECONDS). Default: DEFAULT_PAUSE_BACKOFF (upstream-pause.ts).
    */
   pauseBackoff?: PauseBackoff;
   /**

@@ -36,12 +36,12 @@ export function parseIds<K extends TaskName>(
 
 /**
  * Wraps an upstream task: a revoked merchant's job finishes without calls; a paused merchant's job moves to
- * the end of the pause; 429 pauses the merchant and moves the job (no attempt burnt); 403
- * connection_not_active revokes; a refusal of the application (or of the merchant's grant) pauses its scope
- * and moves the job to the next probe, failing nothing; 404 and other refusals are recorded as failed and not retried; 5xx,
- * timeouts and network errors are thrown so graphile-worker backs off, and on the last attempt the events
- * are recorded as failed while the job stays in graphile_worker.jobs to be re-run. A shutdown that aborts
- * the call puts the job back at once.
+ * the end of the pause. A failure is handled by its kind (which error is which kind: classifyUpstreamFailure):
+ * `rate_limited` pauses the merchant and moves the job without burning an attempt (docs/decisions.md, "A 429
+ * does not burn an attempt"); `revoked` revokes; `paused` pauses its scope (upstream-pause.ts) and moves the
+ * job to the next probe; `permanent` settles the events as failed; `transient` is thrown for graphile-worker's
+ * backoff, and on the last attempt the events are settled as failed while the job stays in
+ * graphile_worker.jobs to be re-run. A shutdown that aborts the call puts the job back at once.
  */
 export function upstreamTask<K extends TaskName>(spec: UpstreamTaskSpec<K>, ctx: WorkerContext): Task {
   const { sql, logger, metrics } = ctx;

@@ -38,7 +38,7 @@ export interface MerchantCatchupOptions {
   listThreshold: number;
   initialBackfill: boolean;
   waitWhenPaused: boolean;
-  /** How long a scope paused by a refusal of Loops waits between probes. Default: 30 s up to 15 min. */
+  /** How long a scope paused by a refusal of Loops waits between probes. Default: DEFAULT_PAUSE_BACKOFF. */
   pauseBackoff?: PauseBackoff | undefined;
   signal: AbortSignal | undefined;
   onProgress: ((progress: CatchupProgress) => void) | undefined;

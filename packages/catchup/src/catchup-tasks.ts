@@ -20,7 +20,7 @@ export interface CatchupTaskOptions {
   cron?: string;
   /** Merchants caught up at once. Default: 8. */
   concurrency?: number;
-  /** How long a scope paused by a refusal of Loops waits between probes. Default: 30 s up to 15 min. */
+  /** How long a scope paused by a refusal of Loops waits between probes. Default: DEFAULT_PAUSE_BACKOFF. */
   pauseBackoff?: PauseBackoff;
   /** Default: none. */
   logger?: Logger;

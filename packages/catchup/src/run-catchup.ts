@@ -34,7 +34,7 @@ export interface RunCatchupOptions {
    * backlog holds one lane, not the run. Default: 8.
    */
   concurrency?: number;
-  /** How long a scope paused by a refusal of Loops waits between probes. Default: 30 s up to 15 min. */
+  /** How long a scope paused by a refusal of Loops waits between probes. Default: DEFAULT_PAUSE_BACKOFF. */
   pauseBackoff?: PauseBackoff;
   /** Called after each stored page. Default: none. */
   onProgress?: (progress: CatchupProgress) => void;

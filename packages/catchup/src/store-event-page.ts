@@ -41,7 +41,7 @@ export interface StoredEventPage {
  * them from the order list first (each list page version-gated on its own: safe to repeat after a crash);
  * then, in ONE transaction, store the events (dedupe by id, one process_events job), settle the order events
  * the replica now covers, and move the cursor past the page. When Postgres refuses the page for the content
- * of some of its events (SQLSTATE class 22 or 54), the transaction is run again isolating them: they are
+ * of some of its events (`unstorableReason`), the transaction is run again isolating them: they are
  * recorded as refused, the others stored, and the cursor still moves past the page.
  */
 export async function storeEventPage(

@@ -29,9 +29,9 @@ export interface StoreStorableOptions {
 
 /**
  * `storeEventsAndEnqueue` for a page some of whose events Postgres refuses for their content (a JSON string
- * holding `\u0000`, which jsonb cannot hold; SQLSTATE class 22 or 54): each attempt runs in a savepoint of
- * `tx`, and a content refusal splits the events in halves until each refused one is alone, as the
- * receiver's group commit does. The refused are recorded in sync.refused_events with the reason and the
+ * holding `\u0000`, which jsonb cannot hold; which errors are content: `unstorableReason`): each attempt runs
+ * in a savepoint of `tx`, and a content refusal splits the events in halves until each refused one is alone,
+ * as the receiver's group commit does. The refused are recorded in sync.refused_events with the reason and the
  * rest are stored, so the caller's cursor can move past them. Any other error is thrown.
  */
 export async function storeStorableEvents(

@@ -12,11 +12,14 @@ export interface RequestBudgetGrant {
   waitMs: number;
 }
 
-/** The deployment's request budget in `sync.request_budget` (migration 0014): grants and narrowing. */
+/**
+ * The deployment's request budget in `sync.request_budget`: grants and narrowing. Its rules are written once,
+ * in `sync.take_request_tokens` and `sync.narrow_request_budget` (migration 0014).
+ */
 export interface RequestBudget {
-  /** Up to `want` tokens now, in one statement; `live` may use the tenth kept from background work. */
+  /** Up to `want` tokens now, in one statement; `live` may use the share kept from background work. */
   take(want: number, live: boolean): Promise<RequestBudgetGrant>;
-  /** A 429: halve the shared rate until `retryAfterSeconds` (default 1) has passed. */
+  /** A 429: narrow the shared rate until `retryAfterSeconds` (default 1) has passed. */
   narrow(retryAfterSeconds: number | undefined): Promise<void>;
 }
 

@@ -4,9 +4,9 @@ import type { Sql } from "@loops-sync/db";
 export const SCAN_BATCH = 2000;
 
 /**
- * The first worker that forwards starts after the newest change committed then (the feed commits positions in
- * order, so every change at or below it is already visible); later ones keep the stored position. Records the
- * endpoint (without its query or credentials) for status.
+ * The first worker that forwards starts after the newest change committed then (every change at or below it
+ * is already visible: docs/decisions.md, "The change feed is gap-free by commit order"); later ones keep the
+ * stored position. Records the endpoint (without its query or credentials) for status.
  */
 export async function startForwarding(sql: Sql, endpoint: string): Promise<void> {
   await sql`

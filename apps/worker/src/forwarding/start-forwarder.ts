@@ -53,10 +53,11 @@ export function describeEndpoint(url: string): string {
 }
 
 /**
- * Delivers replica.changes to FORWARD_URL (DESIGN.md, "Forwarding"): scans new changes into the delivery queue,
- * claims the due ones (the oldest live change of each resource, so one resource's changes go in position order
- * while others go in parallel), POSTs them signed, and settles the answers in batches. Woken by the feed's
- * NOTIFY, by `loops-sync forward retry`, by its own settled answers, and by a poll.
+ * Delivers replica.changes to FORWARD_URL (DESIGN.md, "Forwarding"): scans new changes into the delivery
+ * queue, claims the due ones, POSTs them signed, and settles the answers in batches. Which change is due, in
+ * what order, and when one is dead are delivery-transitions.ts's rules; the wait between attempts is
+ * retry-delay.ts's. Woken by the feed's NOTIFY, by `loops-sync forward retry`, by its own settled answers,
+ * and by a poll.
  */
 export async function startForwarder(options: ForwarderOptions): Promise<Forwarder> {
   const { sql, url, secret, resources = [], logger } = options;
