@@ -30,4 +30,17 @@ describe("a worker that fails to start", () => {
     expect((exit as { code: number | null }).code).not.toBe(0);
     expect(first.alive()).toBe(true);
   });
+
+  it("refuses a pool of one connection, naming DATABASE_POOL_SIZE; a receiver still takes it", {
+    timeout: 60_000,
+  }, async () => {
+    const env = w.env({ DATABASE_POOL_SIZE: "1", ADMIN_PORT: "0" });
+    const worker = procs.spawn({ name: `${RUN_ID}-pool-of-one`, args: ["worker"], env });
+    await worker.waitForLine(/loops-sync: DATABASE_POOL_SIZE: got "1", expected at least 2 for a worker/);
+    expect((await worker.exited).code).toBe(2);
+    const receiver = procs.spawn({ name: `${RUN_ID}-receiver-of-one`, args: ["receiver"], env });
+    await receiver.waitForLine(/"msg":"receiver listening"/);
+    expect(receiver.alive()).toBe(true);
+    await receiver.kill("SIGTERM");
+  });
 });

@@ -53,13 +53,6 @@ describe("loadEnv", () => {
     );
   });
 
-  it("refuses a DATABASE_POOL_SIZE below 2, saying why", () => {
-    expect(loadEnv({ DATABASE_POOL_SIZE: "2" }).DATABASE_POOL_SIZE).toBe(2);
-    expect(() => loadEnv({ DATABASE_POOL_SIZE: "1" })).toThrow(
-      /^DATABASE_POOL_SIZE: got "1", expected at least 2 \(a worker's order batches hold connections/,
-    );
-  });
-
   it("never repeats a secret in its message", () => {
     try {
       loadEnv({ LOOPS_WEBHOOK_SECRETS: "not-a-whsec-supersecret" });

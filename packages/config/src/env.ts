@@ -106,13 +106,7 @@ const schema = z.object({
   WEBHOOK_MAX_BODY_BYTES: positiveInt.default(256 * 1024),
   WEBHOOK_MAX_ID_LENGTH: positiveInt.default(255),
   WEBHOOK_MAX_JSON_DEPTH: positiveInt.default(64),
-  /** At least 2: a worker's order batches each hold a connection while they fetch, and their commits need one more. */
-  DATABASE_POOL_SIZE: positiveInt
-    .min(
-      2,
-      "at least 2 (a worker's order batches hold connections while they fetch; their commits need one more)",
-    )
-    .default(10),
+  DATABASE_POOL_SIZE: positiveInt.default(10),
   WORKER_CONCURRENCY: positiveInt.default(8),
   CATCHUP_CRON: cron.default("*/5 * * * *"),
   RECONCILE_CRON: cron.default("*/15 * * * *"),

@@ -1,3 +1,4 @@
+import { ConfigError } from "@loops-sync/config";
 import { startReceiver } from "@loops-sync/receiver";
 import { startWorker } from "@loops-sync/worker";
 import { Command, Option } from "commander";
@@ -153,6 +154,14 @@ function createServeCommand(name: "receiver" | "worker" | "start", parts: readon
         noMigrate: !options.migrate,
         tracing: true,
       });
+      if (parts.includes("worker") && runtime.env.DATABASE_POOL_SIZE < 2) {
+        await runtime.close();
+        throw new ConfigError(
+          "DATABASE_POOL_SIZE",
+          `DATABASE_POOL_SIZE: got "${runtime.env.DATABASE_POOL_SIZE}", expected at least 2 for a worker ` +
+            "(its order batches hold connections while they fetch, and their commits need one more)",
+        );
+      }
       // Receiver first (stop accepting, drain), then the worker, then the admin listener, then the pool.
       const stops: Array<() => Promise<void>> = [];
       const health = createProcessHealth({
