@@ -151,6 +151,10 @@ describe("the worker's daily prune", () => {
       insert into replica.changes (resource, resource_id, merchant_id, operation, source, changed_at)
       values ('order', 'ord_cron_1', 'mer_cron', 'insert', 'webhook', now() - interval '20 days'),
              ('order', 'ord_cron_2', 'mer_cron', 'insert', 'webhook', now() - interval '5 days')`;
+    await db.sql`
+      insert into sync.refused_events (id, merchant_id, source, reason, refused_at)
+      values ('evt_refused_old', 'mer_cron', 'catchup', '22P05', now() - interval '20 days'),
+             ('evt_refused_new', 'mer_cron', 'catchup', '22P05', now() - interval '5 days')`;
     const worker = spawn(bin, ["worker"], {
       env: {
         PATH: process.env.PATH ?? "",
@@ -190,6 +194,8 @@ describe("the worker's daily prune", () => {
       );
       const changes = await db.sql<{ id: string }[]>`select resource_id as id from replica.changes`;
       expect(changes.map((r) => r.id)).toEqual(["ord_cron_2"]);
+      const refused = await db.sql<{ id: string }[]>`select id from sync.refused_events`;
+      expect(refused.map((r) => r.id)).toEqual(["evt_refused_new"]);
     } finally {
       worker.kill("SIGTERM");
     }

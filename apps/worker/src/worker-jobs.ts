@@ -14,6 +14,7 @@ import { refreshJobTask } from "./refresh-job-task.ts";
 import { refreshChannelsTask, refreshLocationsTask } from "./refresh-locations-task.ts";
 import { refreshMerchantTask } from "./refresh-merchant-task.ts";
 import { refreshResourcesTask } from "./refresh-resources-task.ts";
+import { traceJobs } from "./trace-jobs.ts";
 import type { WorkerContext } from "./worker-context.ts";
 
 /** Catch-up from the event log, run by the worker (the `catchup` task of packages/catchup). */
@@ -54,7 +55,8 @@ export interface WorkerJobs {
 
 /**
  * Every task the worker runs and its crontab, in one place: the event, order and resource tasks, the
- * reconcile on RECONCILE_CRON, and (when asked) catch-up on CATCHUP_CRON and the daily prune.
+ * reconcile on RECONCILE_CRON, and (when asked) catch-up on CATCHUP_CRON and the daily prune. With tracing
+ * on, each job run is a span of its own (trace-jobs.ts).
  */
 export function workerJobs(ctx: WorkerContext, options: WorkerJobsOptions): WorkerJobs {
   const { sql, applicationId, pauseBackoff } = ctx;
@@ -96,5 +98,5 @@ export function workerJobs(ctx: WorkerContext, options: WorkerJobsOptions): Work
     taskList.prune = pruneTask({ sql, retentionDays: prune.retentionDays, logger: prune.logger });
     crontab.push(PRUNE_CRONTAB);
   }
-  return { taskList, crontab: crontab.join("\n") };
+  return { taskList: traceJobs(sql, taskList), crontab: crontab.join("\n") };
 }

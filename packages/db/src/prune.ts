@@ -5,7 +5,10 @@ import { pruneChanges } from "./prune-changes.ts";
 
 export interface PruneOptions {
   sql: Sql;
-  /** Rows received (events), last touched (jobs) or written (changes) before this time are candidates. */
+  /**
+   * Rows received (events), last touched (jobs), written (changes) or refused (refused events) before this
+   * time are candidates.
+   */
   before: Date;
   /** Count what would go, delete nothing. Default: false. */
   dryRun?: boolean;
@@ -20,7 +23,12 @@ export interface PruneOptions {
   /** Stops between batches; what was deleted stays deleted. Default: none. */
   signal?: AbortSignal;
   /** Called after each batch with the running totals. Default: none. */
-  onBatch?: (progress: { eventsDeleted: number; jobsDeleted: number; changesDeleted: number }) => void;
+  onBatch?: (progress: {
+    eventsDeleted: number;
+    jobsDeleted: number;
+    changesDeleted: number;
+    refusedEventsDeleted: number;
+  }) => void;
 }
 
 export interface PruneResult {
@@ -40,6 +48,8 @@ export interface PruneResult {
    * raises changes_expired for a cursor below it.
    */
   changesPrunedThrough: number;
+  /** Unstorable events (sync.refused_events), refused before the cutoff: deleted (or would be). */
+  refusedEventsDeleted: number;
   batches: number;
 }
 
@@ -61,10 +71,11 @@ async function eventsStillNeeded(sql: Sql): Promise<string[]> {
 }
 
 /**
- * Deletes terminal events received before `before` and graphile-worker jobs that used all their attempts
- * and were last touched before it, in small batches, each its own short transaction. Rows another
- * transaction holds are skipped (SKIP LOCKED), so the receiver and the worker never wait on a prune;
- * pending and failed events are never candidates. Then the change feed's oldest changes, written before
+ * Deletes terminal events received before `before`, graphile-worker jobs that used all their attempts
+ * and were last touched before it, and the events catch-up refused to store (sync.refused_events) recorded
+ * before it, in small batches, each its own short transaction. Rows another transaction holds are skipped
+ * (SKIP LOCKED), so the receiver and the worker never wait on a prune; pending and failed events are never
+ * candidates. Then the change feed's oldest changes, written before
  * `before` (`pruneChanges`: a prefix of positions, advancing `pruned_through` with each batch).
  */
 export async function pruneFinished({
@@ -92,15 +103,17 @@ export async function pruneFinished({
     jobsDeleted: 0,
     changesDeleted: 0,
     changesPrunedThrough: 0,
+    refusedEventsDeleted: 0,
     batches: 0,
   };
   if (dryRun) {
-    const [counts] = await sql<{ events: number; jobs: number }[]>`
+    const [counts] = await sql<{ events: number; jobs: number; refused: number }[]>`
       select (select count(*)::int from sync.events
               where received_at < ${before} and outcome = any(${terminal}::text[])
                 and not (id = any(${keep}::text[]))) as events,
              (select count(*)::int from graphile_worker._private_jobs
-              where attempts >= max_attempts and locked_at is null and updated_at < ${before}) as jobs`;
+              where attempts >= max_attempts and locked_at is null and updated_at < ${before}) as jobs,
+             (select count(*)::int from sync.refused_events where refused_at < ${before}) as refused`;
     const changes = await pruneChanges(sql, {
       before,
       dryRun,
@@ -112,6 +125,7 @@ export async function pruneFinished({
       ...result,
       eventsDeleted: counts?.events ?? 0,
       jobsDeleted: counts?.jobs ?? 0,
+      refusedEventsDeleted: counts?.refused ?? 0,
       changesDeleted: changes.changesDeleted,
       changesPrunedThrough: changes.prunedThrough,
     };
@@ -127,6 +141,7 @@ export async function pruneFinished({
     eventsDeleted: result.eventsDeleted,
     jobsDeleted: result.jobsDeleted,
     changesDeleted: result.changesDeleted,
+    refusedEventsDeleted: result.refusedEventsDeleted,
   });
   for (;;) {
     signal?.throwIfAborted();
@@ -169,6 +184,24 @@ export async function pruneFinished({
       select count(*)::int as n from gone`;
     if (!batch || batch.n === 0) break;
     result.jobsDeleted += batch.n;
+    result.batches++;
+    onBatch?.(progress());
+    await rest(startedAt);
+  }
+  for (;;) {
+    signal?.throwIfAborted();
+    const startedAt = performance.now();
+    const [batch] = await sql<{ n: number }[]>`
+      with batch as (
+        select id from sync.refused_events where refused_at < ${before}
+        order by id limit ${batchSize}
+        for update skip locked
+      ), gone as (
+        delete from sync.refused_events r using batch b where r.id = b.id returning r.id
+      )
+      select count(*)::int as n from gone`;
+    if (!batch || batch.n === 0) break;
+    result.refusedEventsDeleted += batch.n;
     result.batches++;
     onBatch?.(progress());
     await rest(startedAt);

@@ -22,7 +22,7 @@ export function parseAge(value: string): number {
 export function createPruneCommand(): Command {
   return new Command("prune")
     .description(
-      "delete events in a final outcome, jobs that used all their attempts and the change feed's changes, older than the retention, in small batches (the worker does this daily)",
+      "delete events in a final outcome, jobs that used all their attempts, the change feed's changes and the events catch-up refused to store, older than the retention, in small batches (the worker does this daily)",
     )
     .addOption(
       new Option("--older-than <age>", "age like 35d, 12h or 90m (default: RETENTION_DAYS days)").argParser(
@@ -50,7 +50,8 @@ export function createPruneCommand(): Command {
         else {
           const verb = result.dryRun ? "would delete" : "deleted";
           console.log(
-            `prune: ${verb} ${result.eventsDeleted} event(s), ${result.jobsDeleted} failed job(s) and ${result.changesDeleted} change(s) older than ${result.before}; ` +
+            `prune: ${verb} ${result.eventsDeleted} event(s), ${result.jobsDeleted} failed job(s), ${result.changesDeleted} change(s) ` +
+              `and ${result.refusedEventsDeleted} refused event(s) older than ${result.before}; ` +
               `kept ${result.eventsKept} older event(s) that cursors and status still read, and every pending or failed event`,
           );
           console.log(
