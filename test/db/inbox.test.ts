@@ -1,5 +1,6 @@
 import { type EventEnvelope, ORDER_REFRESH_CHANNEL, storeEventsAndEnqueue } from "@loops-sync/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { waitFor } from "#testkit/wait-for";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 
 const event = (id: string, overrides: Partial<EventEnvelope> = {}): EventEnvelope => ({
@@ -125,8 +126,16 @@ describe("storeEventsAndEnqueue", () => {
   it("wakes the order refreshers at commit with the merchants it queued, or an empty payload when they would not fit", async () => {
     const payloads: string[] = [];
     const listener = await db.sql.listen(ORDER_REFRESH_CHANNEL, (p) => payloads.push(p));
-    const arrived = async (n: number) => {
-      for (let i = 0; i < 100 && payloads.length < n; i++) await new Promise((r) => setTimeout(r, 20));
+    let markers = 0;
+    /**
+     * The NOTIFYs since the last call: Postgres delivers notifications in the order their transactions
+     * committed, so once a marker sent now has arrived, none committed before it can still be on its way.
+     */
+    const notifiedSinceLast = async () => {
+      const marker = `marker ${++markers}`;
+      await db.sql`select pg_notify(${ORDER_REFRESH_CHANNEL}, ${marker})`;
+      await waitFor(() => payloads.includes(marker), { what: `the NOTIFY "${marker}"` });
+      return payloads.splice(0, payloads.indexOf(marker) + 1).slice(0, -1);
     };
     try {
       const orders = [
@@ -142,9 +151,9 @@ describe("storeEventsAndEnqueue", () => {
         ),
         { source: "webhook", applicationId: "app_us" },
       );
-      await arrived(1);
-      expect(payloads).toHaveLength(1);
-      expect((JSON.parse(payloads[0]!) as string[]).sort()).toEqual(["mer_named_1", "mer_named_2"]);
+      const named = await notifiedSinceLast();
+      expect(named).toHaveLength(1);
+      expect((JSON.parse(named[0]!) as string[]).sort()).toEqual(["mer_named_1", "mer_named_2"]);
 
       // 600 merchants exceed what one NOTIFY may carry: the refreshers are told to read the queue.
       await storeEventsAndEnqueue(
@@ -157,15 +166,13 @@ describe("storeEventsAndEnqueue", () => {
         ),
         { source: "webhook", applicationId: "app_us" },
       );
-      await arrived(2);
-      expect(payloads[1]).toBe("");
+      expect(await notifiedSinceLast()).toEqual([""]);
       // Nothing queued (a duplicate): no NOTIFY at all.
       await storeEventsAndEnqueue(db.sql, [event("evt_named_0")], {
         source: "webhook",
         applicationId: "app_us",
       });
-      await new Promise((r) => setTimeout(r, 200));
-      expect(payloads).toHaveLength(2);
+      expect(await notifiedSinceLast()).toEqual([]);
     } finally {
       await listener.unlisten();
     }

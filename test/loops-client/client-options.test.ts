@@ -1,5 +1,6 @@
 import { LoopsClient, LoopsError } from "@loops-sync/loops-client";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { waitFor } from "#testkit/wait-for";
 import { orderBody } from "../support/api-bodies.ts";
 import { json, type LoopsTestServer, problem, startLoopsTestServer } from "../support/loops-test-server.ts";
 
@@ -45,15 +46,17 @@ describe("client options", () => {
 
   it("a caller's abort ends a Retry-After wait at once, with no further request", async () => {
     server.on("GET", "/orders/ord_slow", (_q, res) =>
-      problem(res, 429, "rate_limited", {}, { "retry-after": "20" }),
+      problem(res, 429, "rate_limited", {}, { "retry-after": "3600" }),
     );
-    const client = new LoopsClient(options());
+    // A wait far beyond the test's timeout: only the abort can end it in time.
+    const client = new LoopsClient({ ...options(), retry: { maxRetryAfterSeconds: 3600 } });
     const controller = new AbortController();
     const pending = client
       .forMerchant("mer_1")
       .orders.get("ord_slow", { signal: controller.signal })
       .catch((e: unknown) => e);
-    await new Promise((r) => setTimeout(r, 100));
+    // A retry is counted just before its wait begins.
+    await waitFor(() => client.stats.retries === 1, { what: "the client waiting out the Retry-After" });
     controller.abort();
     const error = await pending;
     expect((error as Error).name).toBe("AbortError");

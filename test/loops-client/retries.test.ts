@@ -197,9 +197,11 @@ describe("5xx, resets and timeouts", () => {
 
   it("disarms a request's timeout once its answer is read: no abort fires later, no listener stays", async () => {
     server.on("GET", "/orders/ord_1", (_q, res) => json(res, 200, orderBody("ord_1")));
+    // Far more than a loaded machine needs for a call on loopback: the call itself must never time out.
+    const timeoutMs = 1000;
     const signals: AbortSignal[] = [];
     const client = makeClient({
-      timeoutMs: 50,
+      timeoutMs,
       // The default transport, watched: the signal each request is sent with.
       fetch: (url, init) => {
         signals.push(init.signal);
@@ -210,8 +212,10 @@ describe("5xx, resets and timeouts", () => {
     expect((await client.forMerchant("mer_1").orders.get("ord_1", { signal: caller.signal })).id).toBe(
       "ord_1",
     );
-    await new Promise((r) => setTimeout(r, 150));
-    // A timer left armed would have aborted it (and built a DOMException) 50 ms after the call.
+    // Node runs timers in the order they fall due, and those due at the same moment in the order they were
+    // set: one of `timeoutMs` set now fires after every timer the call set. A timer left armed would have
+    // aborted its request (and built a DOMException) by then.
+    await new Promise((r) => setTimeout(r, timeoutMs));
     expect(signals.map((s) => s.aborted)).toEqual(signals.map(() => false));
     expect(getEventListeners(caller.signal, "abort")).toHaveLength(0);
   });

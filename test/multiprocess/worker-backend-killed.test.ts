@@ -6,7 +6,9 @@
 import { randomBytes } from "node:crypto";
 import { type EventEnvelope, storeEventsAndEnqueue } from "@loops-sync/db";
 import { describe, expect, it } from "vitest";
+import { adminUrlOf } from "#testkit/processes";
 import { waitFor } from "#testkit/wait-for";
+import { sampleValue, scrape } from "../support/scrape.ts";
 import { workerWorld } from "../support/worker-world.ts";
 
 const RUN_ID = `backend-killed-${randomBytes(4).toString("hex")}`;
@@ -23,6 +25,7 @@ describe("a worker whose order batches' backends die while they fetch", () => {
       args: ["worker"],
       env: w.env({ CATCHUP_CRON: "0 0 1 1 *" }),
     });
+    const admin = await adminUrlOf(worker, 60_000);
     await worker.waitForLine(/"msg":"worker started"/, 60_000);
     await worker.waitForLine(/"msg":"catch-up run finished"/, 60_000);
 
@@ -70,8 +73,25 @@ describe("a worker whose order batches' backends die while they fetch", () => {
       expect(row?.version, order.id).toBe(sandbox.truth.order(order.id)!.version);
     }
     // The killed batches' own fetches answer only now (their transactions failed at once, but their work
-    // goes on): the writes they then send to their dead connections are what ended the process.
-    await new Promise((r) => setTimeout(r, API_MS + 1500));
-    expect(worker.alive(), "the worker process after its backends died").toBe(true);
+    // goes on): each answer is committed by the worker's applier, and then its batch sends its next statement
+    // to its dead connection, which is what ended the process. Once the worker has applied as many orders as
+    // the sandbox was asked for, every killed batch has sent that statement.
+    const applies = async () => {
+      const samples = await scrape(`${admin}/metrics`);
+      return ["true", "false"]
+        .map((changed) => sampleValue(samples, "loops_sync_worker_order_applies_total", { changed }) ?? 0)
+        .reduce((a, b) => a + b, 0);
+    };
+    const fetched = () => sandbox.stats().apiCalls["GET /orders/{order_id}"] ?? 0;
+    await waitFor(async () => !worker.alive() || (await applies()) === fetched(), {
+      timeoutMs: 30_000,
+      what: "every fetched order applied, the killed batches' late answers too",
+    });
+    // Asked after that: a process that died of the statement answers no more.
+    const answers = await applies().then(
+      () => true,
+      () => false,
+    );
+    expect(answers && worker.alive(), "the worker process after its backends died").toBe(true);
   });
 });

@@ -130,9 +130,16 @@ describe("the packed CLI installed from its tarball", () => {
           return row?.pid;
         });
         await db.sql`select pg_terminate_backend(${pid})`;
-        await new Promise((r) => setTimeout(r, 200));
+        // The transaction fails as soon as the pool sees its connection close; its next statement comes after.
+        let failedWith: string | undefined;
+        void failed.then((code) => {
+          failedWith = code;
+        });
+        await waitFor(() => failedWith !== undefined, {
+          what: "the transaction failed by the lost connection",
+        });
         killed.resolve();
-        expect(["57P01", "CONNECTION_CLOSED"]).toContain(await failed);
+        expect(["57P01", "CONNECTION_CLOSED"]).toContain(failedWith);
         expect(await sql`select 3 as n`).toEqual([{ n: 3 }]);
       } finally {
         await sql.end({ timeout: 5 });

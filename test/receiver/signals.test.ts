@@ -3,6 +3,7 @@
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { waitFor } from "#testkit/wait-for";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 import { deliver, makeEvent, SECRET } from "../support/webhook-fixtures.ts";
 
@@ -10,7 +11,7 @@ describe("SIGTERM", () => {
   let db: TestDatabase;
   beforeAll(async () => {
     db = await createTestDatabase();
-    // Each insert statement takes 300 ms, so the request is surely in flight when the signal lands.
+    // Each insert statement takes 300 ms, so the signal can land while the request's commit runs.
     await db.sql`create function public.slow_insert() returns trigger language plpgsql
                  as $$ begin perform pg_sleep(0.3); return null; end $$`;
     await db.sql`create trigger slow_insert after insert on sync.events
@@ -35,7 +36,16 @@ describe("SIGTERM", () => {
 
     const event = makeEvent();
     const pending = deliver(url, event);
-    await new Promise((r) => setTimeout(r, 100));
+    // Its insert is in the trigger's pg_sleep (300 ms): the signal lands mid-commit.
+    await waitFor(
+      async () => {
+        const [row] = await db.sql<{ n: number }[]>`
+          select count(*)::int as n from pg_stat_activity
+          where datname = current_database() and wait_event = 'PgSleep'`;
+        return row!.n > 0;
+      },
+      { intervalMs: 10, what: "the request's insert running" },
+    );
     child.kill("SIGTERM");
     const result = await pending;
     expect(result.status).toBe(200);

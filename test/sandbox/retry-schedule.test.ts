@@ -38,8 +38,14 @@ describe("webhook retry schedule", () => {
     expect(receiver.received).toHaveLength(1);
     for (const [i, wait] of RETRY_SCHEDULE_MS.slice(1, 4).entries()) {
       sandbox.clock.advance(wait - 500);
-      await sleep(40);
+      // advance() starts what has fallen due before it returns, and flushDeliveries() waits for what it
+      // started: an early attempt would have reached the receiver by now.
+      await sandbox.flushDeliveries();
       expect(receiver.received, `attempt ${i + 2} must not come early`).toHaveLength(i + 1);
+      const [delivery] = sandbox.deliveries();
+      expect(Date.parse(delivery!.next_attempt_at!), "the retry still ahead").toBeGreaterThan(
+        sandbox.clock.now(),
+      );
       sandbox.clock.advance(600);
       await until(() => (receiver!.received.length === i + 2 ? true : undefined));
       await sandbox.flushDeliveries();
