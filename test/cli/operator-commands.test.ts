@@ -1,4 +1,5 @@
 // The operator commands end to end: `loops-sync` spawned against a real Postgres and the sandbox over HTTP.
+import { PROCESS_EVENTS_MAX_ATTEMPTS } from "@loops-sync/db";
 import { type Sandbox, startSandbox } from "@loops-sync/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loopsApiEnv } from "#testkit/processes";
@@ -73,6 +74,11 @@ describe("loops-sync operator commands", () => {
     const r = await runCli(["replay", event!.id], env);
     expect(r.code).toBe(0);
     expect((await enqueuedEventCounts(db.sql)).get(event!.id)).toBe(jobsBefore + 1);
+    const attempts = await db.sql<{ max_attempts: number }[]>`
+      select j.max_attempts from graphile_worker._private_jobs j
+      join graphile_worker._private_tasks t on t.id = j.task_id
+      where t.identifier = 'process_events' and j.payload::jsonb -> 'eventIds' ? ${event!.id}`;
+    expect(new Set(attempts.map((j) => j.max_attempts))).toEqual(new Set([PROCESS_EVENTS_MAX_ATTEMPTS]));
     expect(r.stdout).toMatch(new RegExp(`replay: ${event!.id} .* queued for the worker`));
     const [row] = await db.sql<
       { outcome: string }[]

@@ -3,7 +3,7 @@
 // then mirrors their orders; --dry-run changes nothing; the filters take only what they name.
 
 import { replayFailedEvents } from "@loops-sync/cli/replay-failed-events";
-import { type EventEnvelope, storeEventsAndEnqueue } from "@loops-sync/db";
+import { type EventEnvelope, PROCESS_EVENTS_MAX_ATTEMPTS, storeEventsAndEnqueue } from "@loops-sync/db";
 import { type Sandbox, startSandbox } from "@loops-sync/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { compareReplicaWithTruth } from "#testkit/compare-replica";
@@ -86,6 +86,9 @@ describe("replay --failed", () => {
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ dryRun: false, replayed: failed, batches: 1 });
     expect(await outcomes(m2)).toEqual({ failed: expect.any(Number) });
+    const [job] = await db.sql<{ max_attempts: number }[]>`
+      select max_attempts from graphile_worker.jobs where task_identifier = 'process_events'`;
+    expect(job!.max_attempts).toBe(PROCESS_EVENTS_MAX_ATTEMPTS);
 
     procs.spawn({
       name: "replay-failed-worker",

@@ -1,4 +1,9 @@
-import { type EventEnvelope, ORDER_REFRESH_CHANNEL, storeEventsAndEnqueue } from "@loops-sync/db";
+import {
+  type EventEnvelope,
+  ORDER_REFRESH_CHANNEL,
+  PROCESS_EVENTS_MAX_ATTEMPTS,
+  storeEventsAndEnqueue,
+} from "@loops-sync/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "#testkit/wait-for";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
@@ -25,8 +30,8 @@ describe("storeEventsAndEnqueue", () => {
   });
 
   const jobs = async () =>
-    db.sql<{ task_identifier: string; payload: { eventIds: string[] } }[]>`
-      select t.identifier as task_identifier, j.payload
+    db.sql<{ task_identifier: string; payload: { eventIds: string[] }; max_attempts: number }[]>`
+      select t.identifier as task_identifier, j.payload, j.max_attempts
       from graphile_worker._private_jobs j join graphile_worker._private_tasks t on t.id = j.task_id order by j.id`;
 
   it("stores new events, queues order events for the refresher and the rest in one job, skips duplicates, marks self-originated ones ignored", async () => {
@@ -71,6 +76,10 @@ describe("storeEventsAndEnqueue", () => {
       confirm_merchant: { merchantId: "mer_a" },
       process_events: { eventIds: ["evt_2"] },
     });
+    // The attempts every process_events job gets, the same as `replay` and confirm_merchant give it.
+    expect(all.find((j) => j.task_identifier === "process_events")!.max_attempts).toBe(
+      PROCESS_EVENTS_MAX_ATTEMPTS,
+    );
     const queue = await db.sql`select merchant_id, order_id, version, event_id from sync.order_refresh`;
     expect(queue).toEqual([{ merchant_id: "mer_a", order_id: "ord_1", version: 3, event_id: "evt_1" }]);
 

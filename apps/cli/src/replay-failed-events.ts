@@ -1,4 +1,4 @@
-import { reopenEvents, type Sql } from "@loops-sync/db";
+import { PROCESS_EVENTS_MAX_ATTEMPTS, reopenEvents, type Sql } from "@loops-sync/db";
 import { enqueueJob } from "@loops-sync/replica";
 
 /** Which failed events `replay --failed` takes. */
@@ -35,9 +35,6 @@ export interface ReplayFailedResult {
   batches: number;
   byType: Record<string, number>;
 }
-
-/** process_events's attempts, as the inbox gives it. */
-const MAX_ATTEMPTS = 25;
 
 /** The filter as SQL conditions on `sync.events e` (only failed events). */
 function matching(sql: Sql, { merchantId, type, since }: FailedEventFilter) {
@@ -96,7 +93,11 @@ export async function replayFailedEvents(
       if (rows.length > 0) {
         const eventIds = rows.map((r) => r.id).sort();
         await reopenEvents(tx, eventIds);
-        await enqueueJob(tx, { task: "process_events", payload: { eventIds }, maxAttempts: MAX_ATTEMPTS });
+        await enqueueJob(tx, {
+          task: "process_events",
+          payload: { eventIds },
+          maxAttempts: PROCESS_EVENTS_MAX_ATTEMPTS,
+        });
       }
       return rows;
     });

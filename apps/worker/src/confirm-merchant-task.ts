@@ -1,4 +1,4 @@
-import { type Sql, settleUnknownMerchantEvents } from "@loops-sync/db";
+import { PROCESS_EVENTS_MAX_ATTEMPTS, type Sql, settleUnknownMerchantEvents } from "@loops-sync/db";
 import { causedBy, classifyUpstreamFailure, enqueueJob, recordChanges } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
 import { type ConnectionInput, upsertConnection } from "./upsert-merchant.ts";
@@ -67,7 +67,7 @@ export function confirmMerchantTask(ctx: WorkerContext): Task {
             await enqueueJob(tx, {
               task: "process_events",
               payload: { eventIds: pending.map((e) => e.id) },
-              maxAttempts: 25,
+              maxAttempts: PROCESS_EVENTS_MAX_ATTEMPTS,
             });
           }
           await enqueueJob(tx, {

@@ -1,4 +1,10 @@
-import { type SettledEvent, settleEvents, type TransactionSql } from "@loops-sync/db";
+import {
+  type OrderEventsToSettle,
+  type SettledEvent,
+  settleCoveredOrderEvents,
+  settleEvents,
+  type TransactionSql,
+} from "@loops-sync/db";
 import { enqueueJob, type JobSpec, revokeMerchant } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
 import { type QueuedOrder, queueOrders } from "./orders/claim-orders.ts";
@@ -28,8 +34,9 @@ const COALESCE_MS = 250;
 /**
  * process_events: dispatches stored events by type, in one transaction that records outcomes and adds the
  * refresh jobs together. It never calls upstream itself: calls live in jobs flagged per merchant, so a
- * 429 pause or a revocation applies to them. Order events the replica already covers are stale at once;
- * the rest are queued in sync.order_refresh, where the worker's order refresher fetches them in batches.
+ * 429 pause or a revocation applies to them. Order events the replica already covers are settled at once
+ * (by the one coverage rule, settleCoveredOrderEvents: `stale`); the rest are queued in sync.order_refresh,
+ * where the worker's order refresher fetches them in batches.
  * Events named here are only those still pending, so running the same job twice (after a crash) does
  * nothing new.
  */
@@ -70,7 +77,8 @@ async function dispatch(
 
   const outcomes: SettledEvent[] = [];
   let waiting = 0;
-  const queued = new Map<string, QueuedOrder[]>();
+  // Order events to fetch unless the replica covers them already (judged by settleCoveredOrderEvents).
+  const orderEvents: { merchantId: string; row: QueuedOrder; replicaVersion: number | null }[] = [];
   const jobs = new Map<string, JobSpec>();
   const revokedNow = new Set<string>();
   const later = new Date(Date.now() + COALESCE_MS);
@@ -98,16 +106,12 @@ async function dispatch(
     } else if (route === "order") {
       if (!e.order_id) {
         outcomes.push({ id: e.id, outcome: "unhandled", error: "order event without data.order_id" });
-      } else if (
-        e.order_version !== null &&
-        e.replica_version !== null &&
-        e.replica_version >= e.order_version
-      ) {
-        outcomes.push({ id: e.id, outcome: "stale" });
       } else {
-        const rows = queued.get(merchantId) ?? [];
-        rows.push({ order_id: e.order_id, version: e.order_version, event_id: e.id });
-        queued.set(merchantId, rows);
+        orderEvents.push({
+          merchantId,
+          row: { order_id: e.order_id, version: e.order_version, event_id: e.id },
+          replicaVersion: e.replica_version,
+        });
       }
     } else if (route === "job") {
       const jobId = jobIdOf(e.data);
@@ -164,18 +168,56 @@ async function dispatch(
   }
 
   await settleEvents(tx, outcomes);
+  const covered = await settleCovered(tx, orderEvents);
   for (const merchantId of revokedNow) await revokeMerchant(tx, merchantId);
-  for (const [merchantId, rows] of queued) {
-    // The worker's order refresher takes them from here (woken by the NOTIFY at commit).
-    if (!revokedNow.has(merchantId)) await queueOrders(tx, merchantId, rows);
+  const queued = new Map<string, QueuedOrder[]>();
+  for (const { merchantId, row } of orderEvents) {
+    if (covered.settled.has(row.event_id) || revokedNow.has(merchantId)) continue;
+    const rows = queued.get(merchantId) ?? [];
+    rows.push(row);
+    queued.set(merchantId, rows);
   }
+  // The worker's order refresher takes them from here (woken by the NOTIFY at commit).
+  for (const [merchantId, rows] of queued) await queueOrders(tx, merchantId, rows);
   // Keys in one global order: concurrent process_events transactions adding the same new keys (a merchant's
   // locations, a busy order) otherwise wait on each other's unique-index entries in a cycle (40P01).
   for (const [key, spec] of [...jobs].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     if (spec.merchantId && revokedNow.has(spec.merchantId)) continue;
     await enqueueJob(tx, { ...spec, jobKey: key });
   }
-  const counts: Record<string, number> = { dispatched: events.length - outcomes.length - waiting };
+  const settledHere = Object.values(covered.outcomes).reduce((a, b) => a + b, 0);
+  const counts: Record<string, number> = {
+    ...covered.outcomes,
+    dispatched: events.length - outcomes.length - waiting - settledHere,
+  };
   for (const o of outcomes) counts[o.outcome] = (counts[o.outcome] ?? 0) + 1;
   return counts;
+}
+
+/**
+ * Settles the order events the replica already covers, by the one coverage rule (settleCoveredOrderEvents):
+ * nothing is written here, so the version "before" is the replica's as read with the events, and an event
+ * it covered then is `stale` (one covered only by a write committed since then is `applied`). No fetch
+ * started for them, so an event without a version is not covered. Returns the outcomes, and the events no
+ * longer pending (read back only when it settled some): only the rest are queued.
+ */
+async function settleCovered(
+  tx: TransactionSql,
+  orderEvents: readonly { row: QueuedOrder; replicaVersion: number | null }[],
+): Promise<{ outcomes: Record<string, number>; settled: Set<string> }> {
+  const events: OrderEventsToSettle["events"] = orderEvents.map(({ row, replicaVersion }) => ({
+    eventId: row.event_id,
+    versionBefore: replicaVersion,
+    receivedBefore: null,
+  }));
+  const outcomes = await settleCoveredOrderEvents(tx, { events });
+  if (Object.keys(outcomes).length === 0) return { outcomes, settled: new Set() };
+  const open = await tx<{ id: string }[]>`
+    select id from sync.events where id = any(${orderEvents.map((o) => o.row.event_id)}::text[])
+      and outcome = 'pending'`;
+  const stillOpen = new Set(open.map((r) => r.id));
+  return {
+    outcomes,
+    settled: new Set(orderEvents.map((o) => o.row.event_id).filter((id) => !stillOpen.has(id))),
+  };
 }

@@ -1,6 +1,6 @@
 import type { Sql, TransactionSql } from "./connect.ts";
 import { storedOutcome } from "./event-outcomes/stored-outcome.ts";
-import { payloadField, taskName } from "./tasks.ts";
+import { PROCESS_EVENTS_MAX_ATTEMPTS, payloadField, taskName } from "./tasks.ts";
 
 /** An upstream event envelope (webhook body or GET /events item). Unknown fields are kept. */
 export interface EventEnvelope {
@@ -155,7 +155,7 @@ export async function storeEventsAndEnqueue(
       select graphile_worker.add_job(
         ${taskName("process_events")}::text,
         json_build_object(${payloadField("process_events", "eventIds")}::text, array_agg(id order by id)),
-        max_attempts => 25
+        max_attempts => ${PROCESS_EVENTS_MAX_ATTEMPTS}::int
       ) as added
       from stored
       where outcome = 'pending' and not queued

@@ -73,6 +73,12 @@ export {
   readRequestBudget,
   requestBudget,
 } from "./request-budget.ts";
-export { payloadField, type TaskName, type TaskPayloads, taskName } from "./tasks.ts";
+export {
+  PROCESS_EVENTS_MAX_ATTEMPTS,
+  payloadField,
+  type TaskName,
+  type TaskPayloads,
+  taskName,
+} from "./tasks.ts";
 export { type UnstorableReason, unstorableReason } from "./unstorable-reason.ts";
 export { withTimeout } from "./with-timeout.ts";

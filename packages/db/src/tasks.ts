@@ -37,6 +37,13 @@ export interface TaskPayloads {
 export type TaskName = keyof TaskPayloads;
 
 /**
+ * Attempts every process_events job gets, whoever adds it (the inbox's SQL, `replay`, `replay --failed`,
+ * confirm_merchant): graphile-worker's own default. Jobs that call Loops get DEFAULT_MAX_ATTEMPTS
+ * (@loops-sync/replica) instead.
+ */
+export const PROCESS_EVENTS_MAX_ATTEMPTS = 25;
+
+/**
  * A task's name for SQL that adds its job inside a bigger statement (where `enqueueJob` cannot, because the
  * job must commit with, or be derived from, that statement's rows): checked against the map at compile time.
  */

@@ -1,3 +1,4 @@
+import { unstorableReason } from "@loops-sync/db";
 import { LoopsError } from "@loops-sync/loops-client";
 import { describe, expect, it } from "vitest";
 import { classifyUpstreamFailure } from "./classify-upstream-failure.ts";
@@ -103,7 +104,7 @@ describe("classifyUpstreamFailure", () => {
     expect(classifyUpstreamFailure(null).kind).toBe("transient");
   });
 
-  it("records data Postgres refuses (SQLSTATE class 22) without retrying", () => {
+  it("records data Postgres refuses (SQLSTATE class 22 or 54) without retrying", () => {
     const refused = Object.assign(new Error("unsupported Unicode escape sequence"), {
       name: "PostgresError",
       code: "22P05",
@@ -113,7 +114,29 @@ describe("classifyUpstreamFailure", () => {
       message: "Postgres refused the data (22P05): unsupported Unicode escape sequence",
       refusedFields: [],
     });
+    const tooBig = Object.assign(new Error("total size of jsonb array elements exceeds the maximum"), {
+      name: "PostgresError",
+      code: "54000",
+    });
+    expect(classifyUpstreamFailure(tooBig)).toEqual({
+      kind: "permanent",
+      message: "Postgres refused the data (54000): total size of jsonb array elements exceeds the maximum",
+      refusedFields: [],
+    });
     const down = Object.assign(new Error("connection refused"), { name: "PostgresError", code: "57P01" });
     expect(classifyUpstreamFailure(down).kind).toBe("transient");
+  });
+
+  it("fails exactly what unstorableReason calls content: the receiver, catch-up and the worker agree", () => {
+    const content = ["22P05", "22023", "2200N", "54000", "54001", "54011"];
+    const other = ["53100", "57P01", "57014", "40001", "40P01", "55P03", "42P01", "08006", "XX000"];
+    for (const code of [...content, ...other]) {
+      const error = Object.assign(new Error(`refused with ${code}`), { name: "PostgresError", code });
+      expect({ code, permanent: classifyUpstreamFailure(error).kind === "permanent" }).toEqual({
+        code,
+        permanent: unstorableReason(error) !== undefined,
+      });
+      expect(unstorableReason(error) !== undefined).toBe(content.includes(code));
+    }
   });
 });

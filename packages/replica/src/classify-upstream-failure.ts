@@ -1,3 +1,4 @@
+import { unstorableReason } from "@loops-sync/db";
 import { kindOfStatus, LoopsError, type LoopsErrorKind } from "@loops-sync/loops-client";
 
 /**
@@ -17,9 +18,10 @@ export type UpstreamFailure =
      */
     | { kind: "paused"; scope: "application" | "merchant"; cause: PauseCause; message: string }
     /**
-     * 404, other 4xx, or an answer that is not what the spec promises: record, do not retry. `status` is the
-     * HTTP answer's, if there was one; `refusedFields` are the request fields a 400 names in its field errors
-     * (an `after` or page `cursor` upstream no longer accepts).
+     * 404, other 4xx, an answer that is not what the spec promises, or content Postgres can never store
+     * (`unstorableReason` in @loops-sync/db): record, do not retry. `status` is the HTTP answer's, if there
+     * was one; `refusedFields` are the request fields a 400 names in its field errors (an `after` or page
+     * `cursor` upstream no longer accepts).
      */
     | { kind: "permanent"; message: string; status?: number; refusedFields: readonly string[] }
     /** 5xx, network, timeout, 401 after the client's own refresh, anything unknown: back off and retry. */
@@ -87,8 +89,9 @@ export function classifyUpstreamFailure(error: unknown): UpstreamFailure {
     default:
       break;
   }
-  // Postgres refusing the data itself (SQLSTATE class 22, e.g. 22P05 for U+0000) will refuse it on every retry.
-  if (e.name === "PostgresError" && typeof e.code === "string" && e.code.startsWith("22")) {
+  // Postgres refusing the content itself (which SQLSTATEs say so: unstorableReason, the rule the receiver and
+  // catch-up follow too) will refuse it on every retry.
+  if (unstorableReason(error)) {
     return {
       kind: "permanent",
       message: `Postgres refused the data (${e.code}): ${message}`,

@@ -1,4 +1,4 @@
-import { reopenEvents } from "@loops-sync/db";
+import { PROCESS_EVENTS_MAX_ATTEMPTS, reopenEvents } from "@loops-sync/db";
 import { enqueueJob } from "@loops-sync/replica";
 import { type Database, kyselyOver } from "@loops-sync/schema";
 import { Argument, Command, Option } from "commander";
@@ -125,8 +125,11 @@ export function createReplayCommand(): Command {
             .executeTakeFirst();
           if (!before) return undefined;
           await reopenEvents(tx, [eventId]);
-          // graphile-worker's default attempts, as the inbox gives process_events.
-          await enqueueJob(tx, { task: "process_events", payload: { eventIds: [eventId] }, maxAttempts: 25 });
+          await enqueueJob(tx, {
+            task: "process_events",
+            payload: { eventIds: [eventId] },
+            maxAttempts: PROCESS_EVENTS_MAX_ATTEMPTS,
+          });
           return before;
         });
         if (!replayed) {

@@ -11,7 +11,7 @@
  * | pending            | any but pending                      | `settleEvents`               | process_events            |
  * | pending, failed    | the refresh's outcome                | `settleRefreshedEvents`      | refresh_merchant/job/…    |
  * | pending            | failed, skipped_revoked              | `settleOrderEvents`          | an order fetch refused    |
- * | pending, failed    | applied, stale                       | `settleCoveredOrderEvents`   | order batch, catch-up     |
+ * | pending, failed    | applied, stale                       | `settleCoveredOrderEvents`   | order batch, catch-up, process_events |
  * | pending            | skipped_revoked                      | `skipRevokedMerchantEvents`  | a revocation              |
  * | pending            | unhandled                            | `settleUnknownMerchantEvents`| confirm_merchant refused  |
  * | any                | pending                              | `reopenEvents`               | `replay`, `replay --failed` |

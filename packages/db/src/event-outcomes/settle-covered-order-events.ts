@@ -12,7 +12,7 @@ export interface OrderWrite {
 }
 
 export interface OrderEventsToSettle {
-  /** Events named by id: a batch's claimed events, or the events a catch-up page stored. */
+  /** Events named by id: a batch's claimed events, a catch-up page's stored ones, process_events' own. */
   events?: readonly ({ eventId: string } & OrderWrite)[];
   /** Every open order event of these orders: pending, or failed earlier and now repaired. */
   orders?: readonly ({ merchantId: string; orderId: string } & OrderWrite)[];
