@@ -1,26 +1,10 @@
-import { readdir, readFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-
-const root = fileURLToPath(new URL("../../", import.meta.url));
+import { REPO_ROOT, sourceFiles } from "../support/source-files.ts";
 
 /** The one module allowed to write `sync.events.outcome` (its state machine is documented there). */
 const OWNER = path.join("packages", "db", "src", "event-outcomes");
-
-/** Source files of apps/ and packages/ (dependencies left out). */
-async function sources(): Promise<string[]> {
-  const files: string[] = [];
-  for (const folder of ["apps", "packages"]) {
-    const entries = await readdir(path.join(root, folder), { recursive: true, withFileTypes: true });
-    for (const e of entries) {
-      const file = path.relative(root, path.join(e.parentPath, e.name));
-      if (e.isFile() && /\.(ts|sql)$/.test(e.name) && !file.split(path.sep).includes("node_modules"))
-        files.push(file);
-    }
-  }
-  return files;
-}
 
 /**
  * Statements that set `sync.events.outcome`: an UPDATE's SET list, an INSERT's column list, an upsert's
@@ -57,18 +41,18 @@ function outcomeWrites(file: string, text: string): string[] {
 describe("one module writes sync.events.outcome", () => {
   it("no SQL outside packages/db/src/event-outcomes/ sets the outcome", async () => {
     const offenders: string[] = [];
-    for (const file of await sources()) {
+    for (const file of await sourceFiles({ names: /\.(ts|sql)$/ })) {
       if (file.startsWith(`${OWNER}${path.sep}`)) continue;
-      offenders.push(...outcomeWrites(file, await readFile(path.join(root, file), "utf8")));
+      offenders.push(...outcomeWrites(file, await readFile(path.join(REPO_ROOT, file), "utf8")));
     }
     expect(offenders).toEqual([]);
   });
 
   it("finds the owner's own writes, so the check above can see one", async () => {
     const owned: string[] = [];
-    for (const file of await sources())
+    for (const file of await sourceFiles({ names: /\.(ts|sql)$/ }))
       if (file.startsWith(`${OWNER}${path.sep}`))
-        owned.push(...outcomeWrites(file, await readFile(path.join(root, file), "utf8")));
+        owned.push(...outcomeWrites(file, await readFile(path.join(REPO_ROOT, file), "utf8")));
     // settleEvents, settleRefreshedEvents, settleOrderEvents, settleCoveredOrderEvents,
     // skipRevokedMerchantEvents, settleUnknownMerchantEvents, reopenEvents.
     expect(owned.length).toBeGreaterThanOrEqual(7);

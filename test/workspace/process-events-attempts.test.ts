@@ -1,28 +1,7 @@
-import { readdir, readFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-
-const root = fileURLToPath(new URL("../../", import.meta.url));
-
-/** Source files of apps/ and packages/ (tests and dependencies left out). */
-async function sources(): Promise<string[]> {
-  const files: string[] = [];
-  for (const folder of ["apps", "packages"]) {
-    const entries = await readdir(path.join(root, folder), { recursive: true, withFileTypes: true });
-    for (const e of entries) {
-      const file = path.relative(root, path.join(e.parentPath, e.name));
-      if (
-        e.isFile() &&
-        e.name.endsWith(".ts") &&
-        !e.name.endsWith(".test.ts") &&
-        !file.split(path.sep).includes("node_modules")
-      )
-        files.push(file);
-    }
-  }
-  return files;
-}
+import { REPO_ROOT, sourceFiles } from "../support/source-files.ts";
 
 /**
  * A process_events job added through enqueueJob's spec (a task with its payload: a metric's `task` label has
@@ -39,8 +18,8 @@ describe("process_events attempts are decided once (PROCESS_EVENTS_MAX_ATTEMPTS 
   it("every place that adds a process_events job gives it PROCESS_EVENTS_MAX_ATTEMPTS", async () => {
     const offenders: string[] = [];
     let sites = 0;
-    for (const file of await sources()) {
-      const text = await readFile(path.join(root, file), "utf8");
+    for (const file of await sourceFiles({ tests: false })) {
+      const text = await readFile(path.join(REPO_ROOT, file), "utf8");
       const adds = count(text, ADDS);
       sites += adds;
       if (adds !== count(text, GIVES)) offenders.push(`${file}: ${adds} job(s), ${count(text, GIVES)} given`);

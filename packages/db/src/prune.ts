@@ -169,10 +169,25 @@ export async function pruneFinished({
     onBatch?.(progress());
     await rest(startedAt);
   }
-  for (;;) {
-    signal?.throwIfAborted();
-    const startedAt = performance.now();
-    const [batch] = await sql<{ n: number }[]>`
+  /** Runs `deleteBatch` (it answers how many rows it deleted) until it deletes none, resting between. */
+  const inBatches = async (
+    counter: "jobsDeleted" | "refusedEventsDeleted",
+    deleteBatch: () => Promise<{ n: number }[]>,
+  ) => {
+    for (;;) {
+      signal?.throwIfAborted();
+      const startedAt = performance.now();
+      const [batch] = await deleteBatch();
+      if (!batch || batch.n === 0) return;
+      result[counter] += batch.n;
+      result.batches++;
+      onBatch?.(progress());
+      await rest(startedAt);
+    }
+  };
+  await inBatches(
+    "jobsDeleted",
+    () => sql<{ n: number }[]>`
       with batch as (
         select id from graphile_worker._private_jobs
         where attempts >= max_attempts and locked_at is null and updated_at < ${before}
@@ -181,17 +196,11 @@ export async function pruneFinished({
       ), gone as (
         delete from graphile_worker._private_jobs j using batch b where j.id = b.id returning j.id
       )
-      select count(*)::int as n from gone`;
-    if (!batch || batch.n === 0) break;
-    result.jobsDeleted += batch.n;
-    result.batches++;
-    onBatch?.(progress());
-    await rest(startedAt);
-  }
-  for (;;) {
-    signal?.throwIfAborted();
-    const startedAt = performance.now();
-    const [batch] = await sql<{ n: number }[]>`
+      select count(*)::int as n from gone`,
+  );
+  await inBatches(
+    "refusedEventsDeleted",
+    () => sql<{ n: number }[]>`
       with batch as (
         select id from sync.refused_events where refused_at < ${before}
         order by id limit ${batchSize}
@@ -199,13 +208,8 @@ export async function pruneFinished({
       ), gone as (
         delete from sync.refused_events r using batch b where r.id = b.id returning r.id
       )
-      select count(*)::int as n from gone`;
-    if (!batch || batch.n === 0) break;
-    result.refusedEventsDeleted += batch.n;
-    result.batches++;
-    onBatch?.(progress());
-    await rest(startedAt);
-  }
+      select count(*)::int as n from gone`,
+  );
   const changes = await pruneChanges(sql, {
     before,
     dryRun,
