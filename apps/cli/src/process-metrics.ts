@@ -112,6 +112,7 @@ export function registerProcessMetrics({
   }
   registerDeliveryGauges(registry, backlog, merchantLabelsMax);
   registerPauseGauge(registry, sql, onError);
+  registerSetAsideGauge(registry, sql, onError);
   registerScheduleMetrics(registry, sql, onError);
   return registry;
 }
@@ -133,6 +134,29 @@ function registerPauseGauge(registry: Registry, sql: Sql, onError: (error: unkno
                  count(*)::int as n
           from sync.upstream_pauses group by 1, 2`;
         for (const r of rows) this.set({ scope: r.scope, cause: r.cause }, r.n);
+      } catch (error) {
+        onError(error);
+      }
+    },
+  });
+}
+
+/** Extra resources set aside because Loops refused their scope (sync.resource_refusals), by scope and resource. */
+function registerSetAsideGauge(registry: Registry, sql: Sql, onError: (error: unknown) => void): void {
+  new Gauge({
+    name: "loops_sync_upstream_set_aside",
+    help:
+      "Extra resources (brands, menus, jobs, merchant, business_profile, channels) not read because Loops " +
+      "refused their scope, by scope (application: every merchant; merchant: one merchant's) and resource; " +
+      "orders go on. Grant the scope, then loops-sync refresh",
+    labelNames: ["scope", "resource"],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      try {
+        const rows = await sql<{ scope: string; resource: string; n: number }[]>`
+          select scope, resource, count(*)::int as n from sync.resource_refusals group by 1, 2`;
+        for (const r of rows) this.set({ scope: r.scope, resource: r.resource }, r.n);
       } catch (error) {
         onError(error);
       }

@@ -1,6 +1,7 @@
 import { applyBrands, applyMenuIfNewer, causedBy, recordChanges } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
 import { readBrand, readMenu } from "./mirror/read-menu.ts";
+import { openSetAsideGate, SET_ASIDE_OUTCOME } from "./set-aside-gate.ts";
 import { settleRoutedEvents } from "./settle-events.ts";
 import { parseIds, upstreamTask } from "./upstream-task.ts";
 import type { WorkerContext } from "./worker-context.ts";
@@ -8,6 +9,8 @@ import type { WorkerContext } from "./worker-context.ts";
 /**
  * refresh_brand (brand.* and menu.* events): GET /brands/{id} and GET /brands/{id}/menu, stored in one
  * transaction: the brand gated on updated_at, the menu and its rows on version. Settles the brand's events.
+ * While brands are set aside (Loops refused brands:read) the events are settled failed with no call, and
+ * the job succeeds; a set-aside menu leaves the menu as it is.
  */
 export function refreshBrandTask(ctx: WorkerContext): Task {
   const { sql, client } = ctx;
@@ -28,8 +31,20 @@ export function refreshBrandTask(ctx: WorkerContext): Task {
       async run({ merchantId, brandId }, state, helpers) {
         const api = client.forMerchant(merchantId);
         const options = { signal: helpers.abortSignal };
-        const brand = await readBrand(api, brandId, options);
-        const menu = await readMenu(api, brandId, options);
+        const gate = await openSetAsideGate(sql, merchantId, { logger: ctx.logger });
+        const brand = await gate.read("brands", () => readBrand(api, brandId, options));
+        if (!brand) {
+          await settleRoutedEvents(sql, {
+            merchantId,
+            route: "brand",
+            brandId,
+            receivedBefore: state.now,
+            outcome: "failed",
+            error: SET_ASIDE_OUTCOME("brands"),
+          });
+          return;
+        }
+        const menu = await gate.read("menus", () => readMenu(api, brandId, options));
         await sql.begin(async (tx) => {
           const changes = await applyBrands(tx, merchantId, [brand]);
           const menuChange = menu ? await applyMenuIfNewer(tx, merchantId, menu) : undefined;

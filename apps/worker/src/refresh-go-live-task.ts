@@ -1,7 +1,8 @@
 import { causedBy, recordChanges, revokeMerchant } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
-import { readMerchantAndConnection } from "./mirror/read-merchant.ts";
+import { readConnection, readMerchant } from "./mirror/read-merchant.ts";
 import { listMerchantLocations } from "./refresh-locations-task.ts";
+import { openSetAsideGate } from "./set-aside-gate.ts";
 import { settleRoutedEvents } from "./settle-events.ts";
 import { replaceMerchantLocations } from "./upsert-locations.ts";
 import { upsertConnection, upsertMerchant } from "./upsert-merchant.ts";
@@ -31,11 +32,14 @@ export function refreshGoLiveTask(ctx: WorkerContext): Task {
       async run({ merchantId }, state, helpers) {
         const api = client.forMerchant(merchantId);
         const options = { signal: helpers.abortSignal };
-        const { merchant, connection } = await readMerchantAndConnection(api, options);
+        // The merchant's profile is an extra resource: set aside, only the connection is read.
+        const gate = await openSetAsideGate(sql, merchantId, { logger: ctx.logger });
+        const merchant = await gate.read("merchant", () => readMerchant(api, options));
+        const connection = await readConnection(api, options);
         const listing = await listMerchantLocations(api, options);
         await sql.begin(async (tx) => {
           const changes = [
-            ...(await upsertMerchant(tx, merchant)),
+            ...(merchant ? await upsertMerchant(tx, merchant) : []),
             ...(await upsertConnection(tx, connection)),
             ...(await replaceMerchantLocations(tx, merchantId, listing)),
           ];

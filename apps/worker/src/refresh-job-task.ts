@@ -1,6 +1,7 @@
 import { LoopsError } from "@loops-sync/loops-client";
 import { causedBy, recordChanges } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
+import { openSetAsideGate, SET_ASIDE_OUTCOME } from "./set-aside-gate.ts";
 import { settleRoutedEvents } from "./settle-events.ts";
 import { type JobInput, type MenuInput, upsertJob, upsertMenu } from "./upsert-job.ts";
 import { parseIds, upstreamTask } from "./upstream-task.ts";
@@ -12,7 +13,8 @@ function invalid(message: string): LoopsError {
 
 /**
  * refresh_job (job.completed): GET /jobs/{id}, stored; after a succeeded menu_import also the brand's menu
- * (GET /brands/{id}/menu), version-gated. Settles the job.completed events naming this job.
+ * (GET /brands/{id}/menu), version-gated. Settles the job.completed events naming this job. While jobs are
+ * set aside (Loops refused their scope) the events are settled failed with no call, and the job succeeds.
  */
 export function refreshJobTask(ctx: WorkerContext): Task {
   const { sql, client } = ctx;
@@ -33,19 +35,32 @@ export function refreshJobTask(ctx: WorkerContext): Task {
       async run({ merchantId, jobId }, state, helpers) {
         const api = client.forMerchant(merchantId);
         const options = { signal: helpers.abortSignal };
-        const job = (await api.jobs.get(jobId, options)) as Partial<
-          JobInput & { brand_id: string | null }
-        > | null;
+        const gate = await openSetAsideGate(sql, merchantId, { logger: ctx.logger });
+        const read = await gate.read("jobs", async () => ({ job: await api.jobs.get(jobId, options) }));
+        if (!read) {
+          await settleRoutedEvents(sql, {
+            merchantId,
+            route: "job",
+            jobId,
+            receivedBefore: state.now,
+            outcome: "failed",
+            error: SET_ASIDE_OUTCOME("jobs"),
+          });
+          return;
+        }
+        const job = read.job as Partial<JobInput & { brand_id: string | null }> | null;
         if (!job || job.id !== jobId || typeof job.type !== "string" || typeof job.status !== "string") {
           throw invalid(`GET /jobs/${jobId} answered a body without a matching id, type and status`);
         }
         let menu: MenuInput | undefined;
         if (job.type === "menu_import" && job.status === "succeeded" && typeof job.brand_id === "string") {
-          const read = (await api.menus.get(job.brand_id, options)) as Partial<MenuInput> | null;
-          if (!read || typeof read.brand_id !== "string" || !Number.isSafeInteger(read.version)) {
+          const brandId = job.brand_id;
+          const got = await gate.read("menus", async () => ({ menu: await api.menus.get(brandId, options) }));
+          const read = got?.menu as Partial<MenuInput> | null | undefined;
+          if (got && (!read || typeof read.brand_id !== "string" || !Number.isSafeInteger(read.version))) {
             throw invalid(`GET /brands/${job.brand_id}/menu answered a body without brand_id and version`);
           }
-          menu = read as MenuInput;
+          if (got) menu = read as MenuInput;
         }
         await sql.begin(async (tx) => {
           const changes = [

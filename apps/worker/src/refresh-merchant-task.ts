@@ -1,6 +1,7 @@
 import { causedBy, recordChanges, revokeMerchant } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
-import { readMerchantAndConnection } from "./mirror/read-merchant.ts";
+import { readConnection, readMerchant } from "./mirror/read-merchant.ts";
+import { openSetAsideGate } from "./set-aside-gate.ts";
 import { settleRoutedEvents } from "./settle-events.ts";
 import { upsertConnection, upsertMerchant } from "./upsert-merchant.ts";
 import { parseIds, upstreamTask } from "./upstream-task.ts";
@@ -28,10 +29,13 @@ export function refreshMerchantTask(ctx: WorkerContext): Task {
       async run({ merchantId }, state, helpers) {
         const api = client.forMerchant(merchantId);
         const options = { signal: helpers.abortSignal };
-        const { merchant, connection } = await readMerchantAndConnection(api, options);
+        // The merchant's profile is an extra resource: set aside, only the connection is read.
+        const gate = await openSetAsideGate(sql, merchantId, { logger: ctx.logger });
+        const merchant = await gate.read("merchant", () => readMerchant(api, options));
+        const connection = await readConnection(api, options);
         await sql.begin(async (tx) => {
           const changes = [
-            ...(await upsertMerchant(tx, merchant)),
+            ...(merchant ? await upsertMerchant(tx, merchant) : []),
             ...(await upsertConnection(tx, connection)),
           ];
           const settled = await settleRoutedEvents(tx, {

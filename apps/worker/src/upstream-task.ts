@@ -9,6 +9,7 @@ import {
   revokeMerchant,
 } from "@loops-sync/replica";
 import type { JobHelpers, Task } from "graphile-worker";
+import { recordSetAside, SET_ASIDE_OUTCOME } from "./set-aside-gate.ts";
 import type { WorkerContext } from "./worker-context.ts";
 
 /** A task that calls Loops for one merchant; `upstreamTask` wraps it in the etiquette every such task shares. */
@@ -39,7 +40,8 @@ export function parseIds<K extends TaskName>(
  * the end of the pause. A failure is handled by its kind (which error is which kind: classifyUpstreamFailure):
  * `rate_limited` pauses the merchant and moves the job without burning an attempt (docs/decisions.md, "A 429
  * does not burn an attempt"); `revoked` revokes; `paused` pauses its scope (upstream-pause.ts) and moves the
- * job to the next probe; `permanent` settles the events as failed; `transient` is thrown for graphile-worker's
+ * job to the next probe; `set_aside` (a scope refused for an extra resource, off the hot path) records the
+ * resource as set aside, settles the events as failed and succeeds; `permanent` settles the events as failed; `transient` is thrown for graphile-worker's
  * backoff, and on the last attempt the events are settled as failed while the job stays in
  * graphile_worker.jobs to be re-run. A shutdown that aborts the call puts the job back at once.
  */
@@ -96,6 +98,10 @@ export function upstreamTask<K extends TaskName>(spec: UpstreamTaskSpec<K>, ctx:
           );
           return done("paused");
         }
+        case "set_aside":
+          await recordSetAside(sql, logger, failure, merchantId, { task: spec.name });
+          await spec.settle(payload, "failed", SET_ASIDE_OUTCOME(failure.resource));
+          return done("set_aside");
         case "revoked":
           await sql.begin(async (tx) => {
             await revokeMerchant(tx, merchantId);

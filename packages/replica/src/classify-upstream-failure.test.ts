@@ -58,6 +58,47 @@ describe("classifyUpstreamFailure", () => {
     expect(classifyUpstreamFailure(apiError(503, "upstream_unavailable")).refused).toBeUndefined();
   });
 
+  it("sets an extra resource aside on a scope refusal off the hot path, and pauses on the hot path", () => {
+    const at = (code: string, method: string, route: string) =>
+      classifyUpstreamFailure(LoopsError.fromAnswer({ status: 403, code, title: code, method, route }));
+    expect(at("scope_not_granted", "GET", "/brands")).toEqual({
+      kind: "set_aside",
+      scope: "merchant",
+      resource: "brands",
+      cause: "scope_not_granted",
+      message: expect.any(String),
+    });
+    expect(at("insufficient_scope", "GET", "/brands/{brand_id}/menu")).toMatchObject({
+      kind: "set_aside",
+      scope: "application",
+      resource: "menus",
+    });
+    expect(at("insufficient_scope", "GET", "/brands/{brand_id}/menu").refused).toBeUndefined();
+    for (const [route, resource] of [
+      ["/jobs/{job_id}", "jobs"],
+      ["/merchant", "merchant"],
+      ["/merchant/business-profile", "business_profile"],
+      ["/channels", "channels"],
+    ]) {
+      expect(at("scope_not_granted", "GET", route!)).toMatchObject({ kind: "set_aside", resource });
+    }
+    for (const route of [
+      "/orders",
+      "/orders/{order_id}",
+      "/events",
+      "/locations",
+      "/locations/{location_id}/channel-connections",
+      "/connection",
+      "{auth_url}",
+    ]) {
+      expect(at("insufficient_scope", "GET", route)).toMatchObject({ kind: "paused", scope: "application" });
+      expect(at("scope_not_granted", "POST", route)).toMatchObject({ kind: "paused", scope: "merchant" });
+    }
+    // Other 403s on an extra resource keep their meaning.
+    expect(at("application_suspended", "GET", "/brands").kind).toBe("paused");
+    expect(at("connection_not_active", "GET", "/brands").kind).toBe("revoked");
+  });
+
   it("records 404, 410 and invalid bodies without retrying, with the status when there was one", () => {
     expect(classifyUpstreamFailure(apiError(404, "not_found"))).toMatchObject({
       kind: "permanent",

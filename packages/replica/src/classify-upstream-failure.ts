@@ -18,6 +18,18 @@ export type UpstreamFailure =
      */
     | { kind: "paused"; scope: "application" | "merchant"; cause: PauseCause; message: string }
     /**
+     * 403 insufficient_scope (`application`) or scope_not_granted (`merchant`) on a call that is not on the
+     * hot path (EXTRA_RESOURCES): only that resource family is set aside (resource-refusals.ts) and retried
+     * after a backoff; every other call, orders included, goes on. The job that met it succeeds.
+     */
+    | {
+        kind: "set_aside";
+        scope: "application" | "merchant";
+        resource: ExtraResource;
+        cause: "insufficient_scope" | "scope_not_granted";
+        message: string;
+      }
+    /**
      * 404, other 4xx, an answer that is not what the spec promises, or content Postgres can never store
      * (`unstorableReason` in @loops-sync/db): record, do not retry. `status` is the HTTP answer's, if there
      * was one; `refusedFields` are the request fields a 400 names in its field errors (an `after` or page
@@ -42,6 +54,33 @@ export type PauseCause =
   | "application_suspended"
   | "scope_not_granted";
 
+/**
+ * The resource families off the hot path, by the route (the spec's path template) of their calls: a scope
+ * refusal on one of these sets that family aside instead of pausing the scope. The hot path, which keeps the
+ * pause: the token, /orders*, /events*, /locations* (channel connections included) and /connection. A route
+ * on neither list is its own family, named by its first segment.
+ */
+export const EXTRA_RESOURCES = [
+  { resource: "menus", route: /^\/brands\/[^/]+\/menu(\/|$)/ },
+  { resource: "brands", route: /^\/brands(\/|$)/ },
+  { resource: "business_profile", route: /^\/merchant\/business-profile(\/|$)/ },
+  { resource: "merchant", route: /^\/merchants?$/ },
+  { resource: "jobs", route: /^\/jobs(\/|$)/ },
+  { resource: "channels", route: /^\/channels(\/|$)/ },
+] as const;
+
+/** A resource family of EXTRA_RESOURCES (or another route's first segment). */
+export type ExtraResource = (typeof EXTRA_RESOURCES)[number]["resource"] | (string & {});
+
+const HOT_PATH = /^(\{auth_url\}|\/(orders|events|locations|connection|sandbox)(\/|$))/;
+
+/** The extra resource family a call's route belongs to; undefined on the hot path or without a route. */
+export function extraResourceOf(route: unknown): ExtraResource | undefined {
+  if (typeof route !== "string" || !route.startsWith("/") || HOT_PATH.test(route)) return undefined;
+  const named = EXTRA_RESOURCES.find((r) => r.route.test(route));
+  return named?.resource ?? route.split("/")[1] ?? undefined;
+}
+
 /** Seconds to wait on a 429 without Retry-After. */
 const DEFAULT_RETRY_AFTER_SECONDS = 5;
 /** 403 codes by which Loops refuses the application rather than one merchant. */
@@ -56,6 +95,7 @@ interface ErrorFields {
   errors?: unknown;
   message?: unknown;
   name?: unknown;
+  route?: unknown;
 }
 
 /**
@@ -111,7 +151,10 @@ function kindOf(error: object, status: number | undefined): LoopsErrorKind | und
   return INVALID_DATA.has(code as string) ? "bad_response" : undefined;
 }
 
-/** 401/403: revoke the merchant, pause the application or the merchant's scope, or fail the one call. */
+/**
+ * 401/403: revoke the merchant, set an extra resource aside, pause the application or the merchant's scope,
+ * or fail the one call.
+ */
 function refusal(e: ErrorFields, status: number | undefined, message: string): UpstreamFailure {
   // merchant_revoked: catch-up's own verdict, after a backfill it ran met connection_not_active.
   if ((status === 403 && e.code === "connection_not_active") || e.code === "merchant_revoked") {
@@ -119,6 +162,11 @@ function refusal(e: ErrorFields, status: number | undefined, message: string): U
   }
   if (status === 401)
     return { kind: "paused", scope: "application", cause: "unauthorized", message, refused: true };
+  const resource = status === 403 ? extraResourceOf(e.route) : undefined;
+  if (resource && (e.code === "insufficient_scope" || e.code === "scope_not_granted")) {
+    const scope = e.code === "insufficient_scope" ? "application" : "merchant";
+    return { kind: "set_aside", scope, resource, cause: e.code, message };
+  }
   if (APPLICATION_REFUSALS.has(e.code as string)) {
     return { kind: "paused", scope: "application", cause: e.code as PauseCause, message, refused: true };
   }

@@ -10,6 +10,9 @@ export {
 } from "./apply-orders-if-newer.ts";
 export {
   classifyUpstreamFailure,
+  EXTRA_RESOURCES,
+  type ExtraResource,
+  extraResourceOf,
   type PauseCause,
   type UpstreamFailure,
 } from "./classify-upstream-failure.ts";
@@ -35,6 +38,15 @@ export {
   type ResourceChange,
   recordChanges,
 } from "./record-changes.ts";
+export {
+  clearSetAside,
+  DEFAULT_SET_ASIDE_BACKOFF,
+  listSetAside,
+  type ResourceRefusal,
+  type SetAsideBackoff,
+  setAsideFor,
+  setAsideResource,
+} from "./resource-refusals.ts";
 export { runInLanes } from "./run-in-lanes.ts";
 export {
   nextCronTick,

@@ -714,6 +714,18 @@ export interface SyncRequestBudget {
   narrowed_until: Timestamp | null;
 }
 
+/** Table sync.resource_refusals. */
+export interface SyncResourceRefusals {
+  scope: string;
+  merchant_id: string | null;
+  resource: string;
+  code: string;
+  message: string | null;
+  refusals: Generated<number>;
+  refused_at: Generated<Timestamp>;
+  retry_at: Timestamp;
+}
+
 /** Table sync.scheduled_ticks. */
 export interface SyncScheduledTicks {
   task: string;
@@ -796,6 +808,7 @@ export interface Database {
   "sync.order_refresh": SyncOrderRefresh;
   "sync.refused_events": SyncRefusedEvents;
   "sync.request_budget": SyncRequestBudget;
+  "sync.resource_refusals": SyncResourceRefusals;
   "sync.scheduled_ticks": SyncScheduledTicks;
   "sync.upstream_pauses": SyncUpstreamPauses;
   "sync.worker_pools": SyncWorkerPools;

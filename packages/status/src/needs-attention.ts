@@ -9,7 +9,8 @@ export interface AttentionItem {
     | "lag"
     | "forward_dead"
     | "forward_lag"
-    | "paused";
+    | "paused"
+    | "set_aside";
   /** The merchant concerned; absent for queue-wide items. */
   merchantId?: string;
   detail: string;
@@ -39,6 +40,16 @@ export function needsAttention(status: SyncStatus, maxLagSeconds: number): Atten
         `${merchant ? `calls for ${merchant}` : "every call to Loops"} paused since ${p.pausedAt}: ` +
         `Loops refused them (${p.cause}); next probe at ${p.nextProbeAt}, calls resume by themselves ` +
         `(${PAUSE_FIX[p.cause] ?? "check the refusal"})`,
+    });
+  }
+  for (const r of status.recovery.setAside) {
+    items.push({
+      kind: "set_aside",
+      ...(r.merchantId ? { merchantId: r.merchantId } : {}),
+      detail:
+        `${r.resource} ${r.merchantId ? `of ${r.merchantId}` : "of every merchant"} set aside since ${r.refusedAt}: ` +
+        `Loops refused the scope (${r.code}); orders go on, next try at ${r.retryAt} ` +
+        `(${PAUSE_FIX[r.code] ?? "check the refusal"}, then \`loops-sync refresh\`)`,
     });
   }
   for (const m of status.merchants) {

@@ -41,6 +41,7 @@ export const STATUS_PAGE_SCRIPT = String.raw`
       tile("events-last-hour", "events last hour", lastHour, false),
       tile("merchants-revoked", "revoked merchants", revoked, revoked > 0),
       tile("paused-scopes", "paused by Loops", s.recovery.pauses.length, s.recovery.pauses.length > 0),
+      tile("set-aside", "resources set aside", s.recovery.setAside.length, s.recovery.setAside.length > 0),
       tile("refused-events", "events refused by Postgres", s.recovery.refusedEvents.total, false),
       tile("budget-granted", "Loops calls, last second" + (s.requestBudget.narrowedRps ? " (narrowed to " + s.requestBudget.narrowedRps + "/s)" : ""),
         s.requestBudget.grantedLastSecond, s.requestBudget.narrowedRps !== null));
@@ -54,6 +55,17 @@ export const STATUS_PAGE_SCRIPT = String.raw`
           cell("scope", p.scope, p.scope), cell("cause", p.cause, p.cause), cell("paused-at", p.pausedAt, time(p.pausedAt)),
           cell("next-probe-at", p.nextProbeAt, time(p.nextProbeAt)), cell("probes", p.probes, p.probes),
           cell("detail", p.detail, p.detail || "—"))))));
+  }
+
+  function setAside(s) {
+    if (s.recovery.setAside.length === 0) return el("section", { id: "set-aside" });
+    return el("section", { id: "set-aside" }, el("h2", {}, "Resources set aside (Loops refused their scope; orders go on — grant it, then loops-sync refresh)"),
+      el("table", {}, el("thead", {}, el("tr", {}, ...["resource", "merchant", "code", "since", "next try", "refusals", "detail"].map((h) => el("th", {}, h)))),
+        el("tbody", {}, ...s.recovery.setAside.map((r) => el("tr", { "data-resource": r.resource, "data-merchant": r.merchantId || "" },
+          cell("resource", r.resource, r.resource), cell("merchant", r.merchantId, r.merchantId || "every merchant"),
+          cell("code", r.code, r.code), cell("refused-at", r.refusedAt, time(r.refusedAt)),
+          cell("retry-at", r.retryAt, time(r.retryAt)), cell("refusals", r.refusals, r.refusals),
+          cell("detail", r.detail, r.detail || "—"))))));
   }
 
   function ticks(s) {
@@ -207,7 +219,7 @@ export const STATUS_PAGE_SCRIPT = String.raw`
       const res = await fetch(url, { cache: "no-store", headers: { accept: "application/json" } });
       if (!res.ok) throw new Error("status API answered " + res.status);
       const s = await res.json();
-      root.replaceChildren(tiles(s), pauses(s), chart(s), ticks(s), webhookDelivery(s), changeFeed(s), forwarding(s), merchants(s), failedJobs(s));
+      root.replaceChildren(tiles(s), pauses(s), setAside(s), chart(s), ticks(s), webhookDelivery(s), changeFeed(s), forwarding(s), merchants(s), failedJobs(s));
       document.getElementById("generated").textContent = "as of " + time(s.generatedAt);
       banner.hidden = true;
       document.body.dataset.generatedAt = s.generatedAt;

@@ -39,6 +39,29 @@ export interface RecoveryStatus {
   pauses: UpstreamPauseStatus[];
   /** Events catch-up met that Postgres can never store (sync.refused_events): recorded, then skipped. */
   refusedEvents: { total: number; lastDay: number };
+  /**
+   * Extra resources (brands, menus, jobs, merchant, business_profile, channels) set aside because Loops
+   * refused their scope (sync.resource_refusals), the application's first; orders and the rest go on.
+   */
+  setAside: SetAsideResourceStatus[];
+}
+
+export interface SetAsideResourceStatus {
+  /** `application` (every merchant) or `merchant`. */
+  scope: string;
+  /** Null for the application. */
+  merchantId: string | null;
+  /** The resource family: `brands`, `menus`, `jobs`, `merchant`, `business_profile`, `channels`. */
+  resource: string;
+  /** `insufficient_scope` (the application is not approved) or `scope_not_granted` (the merchant did not grant). */
+  code: string;
+  /** Loops's wording, shortened, with anything secret-looking masked. */
+  detail: string | null;
+  refusedAt: string;
+  /** No call for the resource before then; `loops-sync refresh` tries at once. */
+  retryAt: string;
+  /** Refusals in a row (the wait doubles with each, 1 h up to 24 h). */
+  refusals: number;
 }
 
 export interface UpstreamPauseStatus {

@@ -14,6 +14,7 @@ function printRefresh(result: ReconcileRun): void {
       .map(([resource, n]) => `${n} ${resource}`);
     console.log(
       `refresh ${m.merchantId}: ${m.status}; ${m.apiCalls} API calls; changed: ${changed.join(", ") || "nothing"}` +
+        `${m.setAside.length > 0 ? `; set aside (Loops refused the scope): ${m.setAside.join(", ")}` : ""}` +
         `${m.error ? `; error: ${m.error}` : ""}`,
     );
   }
@@ -25,7 +26,7 @@ function printRefresh(result: ReconcileRun): void {
 export function createRefreshCommand(): Command {
   return new Command("refresh")
     .description(
-      "reconcile now: read every mirrored resource of each active merchant (merchant, connection, locations, channel connections, brands, menus, jobs in progress) and the channel catalog, writing only what changed; the worker does the same at start and on RECONCILE_CRON",
+      "reconcile now: read every mirrored resource of each active merchant (merchant, connection, locations, channel connections, brands, menus, jobs in progress) and the channel catalog, writing only what changed, and retrying resources set aside because Loops refused their scope; the worker does the same at start and on RECONCILE_CRON",
     )
     .addOption(
       new Option(
@@ -44,6 +45,8 @@ export function createRefreshCommand(): Command {
           client: createLoopsClientFromEnv(runtime.env, logger, { databaseUrl: runtime.databaseUrl }),
           merchantId: options.merchant,
           merchantIds: runtime.env.LOOPS_MERCHANT_IDS,
+          // An operator who granted a scope runs refresh to have it read at once.
+          retrySetAside: true,
           signal: abort.signal,
           logger,
         }).catch((error: unknown) => {

@@ -7,7 +7,10 @@ import type { SandboxServices } from "../services.ts";
 /** The spec's grace period for an old client secret after rotation. */
 export const OLD_SECRET_GRACE_MS = 24 * 3600 * 1000;
 
-/** Admin controls over applications: secret rotation (old secret valid 24 h), suspension. */
+/**
+ * Admin controls over applications: secret rotation (old secret valid 24 h), suspension, and scopes (the
+ * application's approved ones, or with `merchant_id` the ones that merchant's connection granted).
+ */
 export function adminApplicationRoutes({ store, clock }: SandboxServices): Hono {
   const app = new Hono();
   const find = (id: string) => {
@@ -46,6 +49,22 @@ export function adminApplicationRoutes({ store, clock }: SandboxServices): Hono 
   app.post("/applications/:id/suspend", (c) => {
     find(c.req.param("id")).status = "suspended";
     return c.json(describe(c.req.param("id")));
+  });
+
+  app.put("/applications/:id/scopes", async (c) => {
+    const body = await parseJsonBody(
+      c,
+      z.object({ scopes: z.array(z.string().min(1)), merchant_id: z.string().min(1).optional() }),
+    );
+    const application = find(c.req.param("id"));
+    if (body.merchant_id === undefined) {
+      application.scopes = [...body.scopes];
+      return c.json(describe(application.id));
+    }
+    const connection = store.connectionFor(application.id, body.merchant_id);
+    if (!connection) throw notFound(`connection of ${application.id} to ${body.merchant_id}`);
+    connection.scopes = [...body.scopes];
+    return c.json({ merchant_id: connection.merchant_id, scopes: connection.scopes });
   });
 
   app.post("/applications/:id/resume", (c) => {

@@ -10,19 +10,16 @@ function checkResource<T>(value: unknown, what: string, fields: string[]): T {
   return value as T;
 }
 
-/** GET /merchant and GET /connection, each checked for the fields the replica keys on. */
-export async function readMerchantAndConnection(
-  api: SyncMerchantApi,
-  options: CallOptions,
-): Promise<{ merchant: MerchantInput; connection: ConnectionInput }> {
-  const merchant = checkResource<MerchantInput>(await api.merchant.get(options), "GET /merchant", [
-    "id",
-    "status",
-  ]);
-  const connection = checkResource<ConnectionInput>(await api.connection.get(options), "GET /connection", [
+/** GET /merchant, checked for the fields the replica keys on. */
+export async function readMerchant(api: SyncMerchantApi, options: CallOptions): Promise<MerchantInput> {
+  return checkResource<MerchantInput>(await api.merchant.get(options), "GET /merchant", ["id", "status"]);
+}
+
+/** GET /connection, checked for the fields the replica keys on. */
+export async function readConnection(api: SyncMerchantApi, options: CallOptions): Promise<ConnectionInput> {
+  return checkResource<ConnectionInput>(await api.connection.get(options), "GET /connection", [
     "id",
     "merchant_id",
     "status",
   ]);
-  return { merchant, connection };
 }

@@ -21,10 +21,18 @@ export function reconcileMerchantTask(ctx: WorkerContext): Task {
         if (tick) await tickItemDone(sql, RECONCILE_TICK);
       },
       async run({ merchantId, tick }, _state, helpers) {
-        const result = await reconcileMerchant(sql, client, merchantId, { signal: helpers.abortSignal });
+        const result = await reconcileMerchant(sql, client, merchantId, {
+          signal: helpers.abortSignal,
+          logger,
+        });
         if (tick) await tickItemDone(sql, RECONCILE_TICK);
         logger.debug(
-          { merchantId, apiCalls: result.apiCalls, changes: result.changes.length },
+          {
+            merchantId,
+            apiCalls: result.apiCalls,
+            changes: result.changes.length,
+            setAside: result.setAside,
+          },
           "merchant reconciled",
         );
       },

@@ -1,3 +1,4 @@
+import type { Logger } from "@loops-sync/config";
 import type { Sql, TransactionSql } from "@loops-sync/db";
 import type { CallOptions, SyncApi } from "@loops-sync/loops-client";
 import {
@@ -13,8 +14,9 @@ import {
   revokeMerchant,
 } from "@loops-sync/replica";
 import { invalidResponse, readMenu } from "../mirror/read-menu.ts";
-import { readMerchantAndConnection } from "../mirror/read-merchant.ts";
+import { readConnection, readMerchant } from "../mirror/read-merchant.ts";
 import { listMerchantLocations } from "../refresh-locations-task.ts";
+import { openSetAsideGate } from "../set-aside-gate.ts";
 import { replaceMerchantLocations } from "../upsert-locations.ts";
 import { upsertConnection, upsertMerchant } from "../upsert-merchant.ts";
 import { countingApi } from "./counting-api.ts";
@@ -32,11 +34,16 @@ export interface MerchantReconcile {
   revoked: boolean;
   /** What was written because upstream differed (an equal read writes none), as the change feed has it. */
   changes: ResourceChange[];
+  /** Extra resources not read: set aside because Loops refused their scope (sync.resource_refusals). */
+  setAside: string[];
 }
 
 export interface ReconcileOptions extends CallOptions {
   /** How the change feed names these changes. Default: "reconcile". */
   source?: ChangeSource;
+  /** Read set-aside resources now, whatever their retry_at (`loops-sync refresh`). Default: false. */
+  retrySetAside?: boolean;
+  logger?: Logger | undefined;
 }
 
 /**
@@ -45,15 +52,25 @@ export interface ReconcileOptions extends CallOptions {
  * menu, the jobs still in progress here, and our own jobs (announced by an ignored job.completed) not mirrored
  * yet. Each write is gated (version, updated_at or lifecycle) so a read
  * equal to the mirror writes nothing. Calls: 2 + L/100 + L + B/100 + B + J (L locations, B brands, J jobs
- * in progress or ours not yet mirrored, at most 100; pages of 100 rounded up).
+ * in progress or ours not yet mirrored, at most 100; pages of 100 rounded up). An extra resource (the
+ * merchant, brands, menus, jobs) whose scope Loops refuses is set aside and skipped (set-aside-gate.ts), and
+ * the run goes on: only the hot path's refusals (the connection, locations) end it.
  */
 export async function reconcileMerchant(
   sql: Sql,
   client: SyncApi,
   merchantId: string,
-  { source = "reconcile", ...options }: ReconcileOptions = {},
+  { source = "reconcile", retrySetAside = false, logger, ...options }: ReconcileOptions = {},
 ): Promise<MerchantReconcile> {
   const { api, calls } = countingApi(client.forMerchant(merchantId));
+  const gate = await openSetAsideGate(sql, merchantId, { logger, retryNow: retrySetAside });
+  const done = (revoked: boolean) => ({
+    merchantId,
+    apiCalls: calls(),
+    revoked,
+    changes,
+    setAside: gate.setAside(),
+  });
   const changes: ResourceChange[] = [];
   // One transaction per resource read, each ending with its feed rows.
   const write = (work: (tx: TransactionSql) => Promise<ResourceChange[]>) =>
@@ -63,33 +80,40 @@ export async function reconcileMerchant(
       changes.push(...written);
     });
 
-  const { merchant, connection } = await readMerchantAndConnection(api, options);
+  const merchant = await gate.read("merchant", () => readMerchant(api, options));
+  const connection = await readConnection(api, options);
   const revoked = connection.status === "revoked";
   await write(async (tx) => {
-    const written = [...(await upsertMerchant(tx, merchant)), ...(await upsertConnection(tx, connection))];
+    const written = [
+      ...(merchant ? await upsertMerchant(tx, merchant) : []),
+      ...(await upsertConnection(tx, connection)),
+    ];
     if (revoked) await revokeMerchant(tx, merchantId);
     return written;
   });
-  if (revoked) return { merchantId, apiCalls: calls(), revoked: true, changes };
+  if (revoked) return done(true);
 
   const listing = await listMerchantLocations(api, options);
   await write((tx) => replaceMerchantLocations(tx, merchantId, listing));
 
-  const brands: BrandInput[] = [];
-  let cursor: string | undefined;
-  for (let page = 0; page < MAX_PAGES; page++) {
-    const result = await api.brands.list({ limit: 100, ...(cursor ? { cursor } : {}) }, options);
-    for (const [i, brand] of result.data.entries()) {
-      if (typeof (brand as { id?: unknown } | null)?.id !== "string")
-        throw invalidResponse(`brands[${i}] has no id`);
-      brands.push(brand as BrandInput);
+  const brands = await gate.read("brands", async () => {
+    const read: BrandInput[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < MAX_PAGES; page++) {
+      const result = await api.brands.list({ limit: 100, ...(cursor ? { cursor } : {}) }, options);
+      for (const [i, brand] of result.data.entries()) {
+        if (typeof (brand as { id?: unknown } | null)?.id !== "string")
+          throw invalidResponse(`brands[${i}] has no id`);
+        read.push(brand as BrandInput);
+      }
+      if (!result.next_cursor) break;
+      cursor = result.next_cursor;
     }
-    if (!result.next_cursor) break;
-    cursor = result.next_cursor;
-  }
-  await write((tx) => applyBrands(tx, merchantId, brands));
-  for (const brand of brands) {
-    const menu = await readMenu(api, brand.id, options);
+    return read;
+  });
+  if (brands) await write((tx) => applyBrands(tx, merchantId, brands));
+  for (const brand of brands ?? []) {
+    const menu = await gate.read("menus", () => readMenu(api, brand.id, options));
     if (menu) await write(async (tx) => [await applyMenuIfNewer(tx, merchantId, menu)].filter((c) => !!c));
   }
 
@@ -107,11 +131,13 @@ export async function reconcileMerchant(
     order by id
     limit ${MAX_JOBS}`;
   for (const { id } of open) {
-    const job = (await api.jobs.get(id, options)) as Partial<JobInput> | null;
+    const read = await gate.read("jobs", async () => ({ job: await api.jobs.get(id, options) }));
+    if (!read) break;
+    const job = read.job as Partial<JobInput> | null;
     if (job?.id !== id || typeof job.type !== "string" || typeof job.status !== "string") {
       throw invalidResponse(`GET /jobs/${id} answered a body without a matching id, type and status`);
     }
     await write(async (tx) => [await applyJob(tx, merchantId, job as JobInput)].filter((c) => !!c));
   }
-  return { merchantId, apiCalls: calls(), revoked: false, changes };
+  return done(false);
 }

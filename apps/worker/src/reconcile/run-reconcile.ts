@@ -2,6 +2,7 @@ import type { Logger } from "@loops-sync/config";
 import type { Sql } from "@loops-sync/db";
 import type { SyncApi } from "@loops-sync/loops-client";
 import { causedBy, classifyUpstreamFailure, recordChanges, revokeMerchant } from "@loops-sync/replica";
+import { openSetAsideGate } from "../set-aside-gate.ts";
 import { upsertChannels } from "../upsert-locations.ts";
 import { reconcileMerchant } from "./reconcile-merchant.ts";
 
@@ -22,6 +23,8 @@ export interface RunReconcileOptions {
   merchantId?: string | undefined;
   /** Configured merchants (LOOPS_MERCHANT_IDS), recorded as active first. Default: []. */
   merchantIds?: readonly string[];
+  /** Read set-aside resources now, whatever their retry_at (`loops-sync refresh`). Default: false. */
+  retrySetAside?: boolean;
   /** Aborts between and during calls (Ctrl-C). */
   signal?: AbortSignal;
   logger?: Logger;
@@ -36,6 +39,8 @@ export interface MerchantReconcileResult {
   error: string | undefined;
   /** Loops refused the application itself (the CLI exits 4). */
   refused: boolean;
+  /** Extra resources not read: Loops refused their scope (sync.resource_refusals); the run still succeeds. */
+  setAside: string[];
 }
 
 export interface ReconcileRun {
@@ -51,6 +56,7 @@ export async function runReconcile({
   client,
   merchantId,
   merchantIds = [],
+  retrySetAside = false,
   signal,
   logger,
 }: RunReconcileOptions): Promise<ReconcileRun> {
@@ -71,7 +77,7 @@ export async function runReconcile({
     signal?.throwIfAborted();
     const changed = Object.fromEntries(RESOURCES.map((r) => [r, 0])) as MerchantReconcileResult["changed"];
     try {
-      const result = await reconcileMerchant(sql, client, id, options);
+      const result = await reconcileMerchant(sql, client, id, { ...options, retrySetAside, logger });
       for (const c of result.changes)
         if (c.resource in changed) changed[c.resource as keyof typeof changed]++;
       merchants.push({
@@ -81,6 +87,7 @@ export async function runReconcile({
         changed,
         error: undefined,
         refused: false,
+        setAside: result.setAside,
       });
       if (!result.revoked) channelsFrom ??= id;
     } catch (error) {
@@ -96,19 +103,28 @@ export async function runReconcile({
         changed,
         error: message,
         refused: failure.refused === true,
+        setAside: [],
       });
     }
   }
   let apiCalls = merchants.reduce((n, m) => n + m.apiCalls, 0);
   if (channelsFrom) {
-    const channels = await client.forMerchant(channelsFrom).channels.list(options);
-    apiCalls++;
-    const catalog = channels.filter(
+    const from = channelsFrom;
+    const gate = await openSetAsideGate(sql, from, { logger, retryNow: retrySetAside });
+    let called = false;
+    const channels = await gate.read("channels", () => {
+      called = true;
+      return client.forMerchant(from).channels.list(options);
+    });
+    if (called) apiCalls++;
+    const catalog = (channels ?? []).filter(
       (c): c is { id: string } => typeof (c as { id?: unknown })?.id === "string",
     );
-    await sql.begin(async (tx) => {
-      await recordChanges(tx, causedBy(await upsertChannels(tx, catalog), null, "reconcile"));
-    });
+    if (channels) {
+      await sql.begin(async (tx) => {
+        await recordChanges(tx, causedBy(await upsertChannels(tx, catalog), null, "reconcile"));
+      });
+    }
   }
   return {
     merchants,
