@@ -181,18 +181,28 @@ describe("5xx, resets and timeouts", () => {
   });
 
   it("times out a slow answer per request and reports a timeout LoopsError", async () => {
+    // The answer comes only once the test has its error: each attempt times out, however loaded the machine.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
     server.on("GET", "/orders/ord_1", async (_q, res) => {
-      await new Promise((r) => setTimeout(r, 400));
+      await held;
       json(res, 200, orderBody("ord_1"));
     });
-    const error = await makeClient({ timeoutMs: 100, retry: { maxAttempts: 2, baseDelayMs: 1 } })
-      .forMerchant("mer_1")
-      .orders.get("ord_1")
-      .catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(LoopsError);
-    expect((error as LoopsError).kind).toBe("timeout");
-    expect(error).toMatchObject({ code: "timeout", retryable: true, timeoutMs: 100 });
-    expect(server.requests).toHaveLength(2);
+    try {
+      // Long enough for the token request on a loaded machine; the held answer never comes in time.
+      const error = await makeClient({ timeoutMs: 500, retry: { maxAttempts: 2, baseDelayMs: 1 } })
+        .forMerchant("mer_1")
+        .orders.get("ord_1")
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(LoopsError);
+      expect((error as LoopsError).kind).toBe("timeout");
+      expect(error).toMatchObject({ code: "timeout", retryable: true, timeoutMs: 500 });
+      expect(server.requests).toHaveLength(2);
+    } finally {
+      release();
+    }
   });
 
   it("disarms a request's timeout once its answer is read: no abort fires later, no listener stays", async () => {
