@@ -2,7 +2,6 @@
 // enqueue in one transaction) → worker (bearer token + Service-Merchant-Id fetch) → version-gated upsert.
 
 import { createLogger } from "@loops-sync/config";
-import { LoopsClient } from "@loops-sync/loops-client";
 import { startReceiver } from "@loops-sync/receiver";
 import {
   DEFAULT_SANDBOX_CREDENTIALS,
@@ -14,6 +13,7 @@ import { startWorker } from "@loops-sync/worker";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "#testkit/wait-for";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
+import { sandboxClient } from "../support/sandbox-client.ts";
 
 describe("end-to-end slice", () => {
   let db: TestDatabase;
@@ -34,12 +34,7 @@ describe("end-to-end slice", () => {
     });
     stops.push(() => receiver.close());
     sandbox.addWebhookEndpoint({ url: `${receiver.url}/webhooks/loops`, secrets: [DEFAULT_WEBHOOK_SECRET] });
-    const client = new LoopsClient({
-      apiUrl: sandbox.apiUrl,
-      authUrl: sandbox.authUrl,
-      clientId: DEFAULT_SANDBOX_CREDENTIALS.clientId,
-      clientSecret: DEFAULT_SANDBOX_CREDENTIALS.clientSecret,
-    });
+    const client = sandboxClient(sandbox, {});
     const worker = await startWorker({
       databaseUrl: db.url,
       sql: db.sql,

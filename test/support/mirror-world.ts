@@ -1,9 +1,10 @@
-import { LoopsClient } from "@loops-sync/loops-client";
-import { DEFAULT_SANDBOX_CREDENTIALS, type Sandbox, startSandbox } from "@loops-sync/sandbox";
+import type { LoopsClient } from "@loops-sync/loops-client";
+import { type Sandbox, startSandbox } from "@loops-sync/sandbox";
 import { loopsApiEnv } from "#testkit/processes";
 import { createTestDatabase, type TestDatabase } from "./db.ts";
 import { type StartedLoopsSync, startLoopsSync } from "./loops-sync-start.ts";
 import { type RunResult, runCli } from "./operator-run.ts";
+import { sandboxClient } from "./sandbox-client.ts";
 
 /** The sandbox, a database, `loops-sync start` on both (a child process) and helpers to look at the mirror. */
 export interface MirrorWorld {
@@ -24,12 +25,7 @@ export interface MirrorWorld {
 export async function startMirrorWorld(): Promise<MirrorWorld> {
   const db = await createTestDatabase();
   const sandbox = await startSandbox({ port: 0, jobStepMs: 20 });
-  const client = new LoopsClient({
-    apiUrl: sandbox.apiUrl,
-    authUrl: sandbox.authUrl,
-    clientId: DEFAULT_SANDBOX_CREDENTIALS.clientId,
-    clientSecret: DEFAULT_SANDBOX_CREDENTIALS.clientSecret,
-  });
+  const client = sandboxClient(sandbox, {});
   const started = await startLoopsSync({
     databaseUrl: db.url,
     sandbox,

@@ -1,8 +1,9 @@
 import { type EventEnvelope, storeEventsAndEnqueue } from "@loops-sync/db";
-import { LoopsClient } from "@loops-sync/loops-client";
+import type { LoopsClient } from "@loops-sync/loops-client";
 import { DEFAULT_SANDBOX_CREDENTIALS, type Sandbox, startSandbox } from "@loops-sync/sandbox";
 import { type RunningWorker, type StartWorkerOptions, startWorker } from "@loops-sync/worker";
 import { createTestDatabase, type TestDatabase } from "./db.ts";
+import { sandboxClient } from "./sandbox-client.ts";
 
 export interface Harness {
   db: TestDatabase;
@@ -25,11 +26,7 @@ export const APPLICATION_ID = DEFAULT_SANDBOX_CREDENTIALS.applicationId;
 export async function createHarness(): Promise<Harness> {
   const db = await createTestDatabase();
   const sandbox = await startSandbox({ port: 0 });
-  const client = new LoopsClient({
-    apiUrl: sandbox.apiUrl,
-    authUrl: sandbox.authUrl,
-    clientId: DEFAULT_SANDBOX_CREDENTIALS.clientId,
-    clientSecret: DEFAULT_SANDBOX_CREDENTIALS.clientSecret,
+  const client = sandboxClient(sandbox, {
     // 429s surface at once, so the worker pauses the merchant instead of holding a slot.
     retry: { maxRetryAfterSeconds: 0, maxAttempts: 2, baseDelayMs: 20, maxDelayMs: 100 },
     timeoutMs: 5000,

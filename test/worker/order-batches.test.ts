@@ -1,9 +1,8 @@
 import { Writable } from "node:stream";
 import { createLogger } from "@loops-sync/config";
 import { connect } from "@loops-sync/db";
-import { type HttpFetch, LoopsClient } from "@loops-sync/loops-client";
+import type { HttpFetch } from "@loops-sync/loops-client";
 import { revokeMerchant } from "@loops-sync/replica";
-import { DEFAULT_SANDBOX_CREDENTIALS } from "@loops-sync/sandbox";
 import {
   createOrderApplier,
   createWorkerMetrics,
@@ -14,6 +13,7 @@ import {
 import { afterEach, describe, expect, it } from "vitest";
 import { waitFor } from "#testkit/wait-for";
 import { makeOrder } from "../support/make-order.ts";
+import { sandboxClient } from "../support/sandbox-client.ts";
 import { createHarness, type Harness, outcomes, settled } from "../support/worker-harness.ts";
 
 const MERCHANT = "mer_demo_1";
@@ -44,11 +44,7 @@ function clientHolding(harness: Harness, holds: (orderId: string) => boolean) {
     }
     return await fetch(url, init as RequestInit);
   };
-  const client = new LoopsClient({
-    apiUrl: harness.sandbox.apiUrl,
-    authUrl: harness.sandbox.authUrl,
-    clientId: DEFAULT_SANDBOX_CREDENTIALS.clientId,
-    clientSecret: DEFAULT_SANDBOX_CREDENTIALS.clientSecret,
+  const client = sandboxClient(harness.sandbox, {
     timeoutMs: 10_000,
     fetch: fetchThroughGate,
   });

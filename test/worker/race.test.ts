@@ -1,8 +1,7 @@
 import { connect, type EventEnvelope, type Sql } from "@loops-sync/db";
-import { LoopsClient } from "@loops-sync/loops-client";
-import { DEFAULT_SANDBOX_CREDENTIALS } from "@loops-sync/sandbox";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "#testkit/wait-for";
+import { sandboxClient } from "../support/sandbox-client.ts";
 import { createHarness, type Harness, settled } from "../support/worker-harness.ts";
 
 let h: Harness;
@@ -43,11 +42,7 @@ describe("worker: several workers at once", () => {
     for (let i = 0; i < 3; i++) {
       const sql = connect(h.db.url, { max: 3 });
       pools.push(sql);
-      const client = new LoopsClient({
-        apiUrl: h.sandbox.apiUrl,
-        authUrl: h.sandbox.authUrl,
-        clientId: DEFAULT_SANDBOX_CREDENTIALS.clientId,
-        clientSecret: DEFAULT_SANDBOX_CREDENTIALS.clientSecret,
+      const client = sandboxClient(h.sandbox, {
         fetch: lateAnswers,
       });
       await h.worker({ sql, client, concurrency: 3 });

@@ -6,6 +6,7 @@ import { type EventEnvelope, storeEventsAndEnqueue } from "@loops-sync/db";
 import { ALL_SCOPES } from "@loops-sync/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "#testkit/wait-for";
+import { makeEvent } from "../support/webhook-fixtures.ts";
 import { APPLICATION_ID, createHarness, type Harness, settled } from "../support/worker-harness.ts";
 
 const MERCHANT = "mer_demo_1";
@@ -29,17 +30,16 @@ afterAll(async () => {
   await h?.close();
 });
 
+/** A web-app event of MERCHANT (no location), as the receiver stores it. */
 const event = (id: string, type: string, data: Record<string, unknown>) =>
-  ({
+  makeEvent({
     id,
     type,
-    created_at: new Date().toISOString(),
     merchant_id: MERCHANT,
     location_id: null,
-    connection_id: "con_x",
     origin: { type: "web_app", application_id: null },
     data,
-  }) as unknown as EventEnvelope;
+  } as unknown as Partial<EventEnvelope>);
 
 const store = (events: EventEnvelope[]) =>
   h.db.sql.begin((tx) =>

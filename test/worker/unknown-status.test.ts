@@ -1,8 +1,7 @@
 import type { EventEnvelope } from "@loops-sync/db";
-import { LoopsClient } from "@loops-sync/loops-client";
-import { DEFAULT_SANDBOX_CREDENTIALS } from "@loops-sync/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "#testkit/wait-for";
+import { sandboxClient } from "../support/sandbox-client.ts";
 import { createHarness, type Harness, outcomes, settled } from "../support/worker-harness.ts";
 
 let h: Harness;
@@ -23,11 +22,7 @@ beforeAll(async () => {
       { headers: response.headers },
     );
   };
-  const client = new LoopsClient({
-    apiUrl: h.sandbox.apiUrl,
-    authUrl: h.sandbox.authUrl,
-    clientId: DEFAULT_SANDBOX_CREDENTIALS.clientId,
-    clientSecret: DEFAULT_SANDBOX_CREDENTIALS.clientSecret,
+  const client = sandboxClient(h.sandbox, {
     fetch: fetchWithNewStatus,
   });
   await h.worker({ client });
