@@ -2,7 +2,7 @@
 // field numbers) into the same shape the JSON form gives: only the fields the tests read. A plain wire-
 // format reader, so the collector stand-in needs no protobuf package.
 
-import type { OtlpSpan } from "./otlp-collector.ts";
+import type { OtlpSpan } from "./otlp-span.ts";
 
 type Field = { no: number; wire: number; value: bigint | Buffer };
 

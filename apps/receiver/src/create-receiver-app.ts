@@ -7,8 +7,9 @@ import type { Registry } from "prom-client";
 import { createEventStore, type EventStore } from "./event-store.ts";
 import { mountHealthRoutes } from "./health-routes.ts";
 import { problemResponse } from "./problem-response.ts";
+import type { ReceiverEnv } from "./receiver-env.ts";
 import { createReceiverMetrics, type ReceiverMetrics } from "./receiver-metrics.ts";
-import { createWebhookHandler, type ReceiverEnv } from "./webhook-handler.ts";
+import { createWebhookHandler } from "./webhook-handler.ts";
 
 export type ReceiverApp = Hono<ReceiverEnv>;
 

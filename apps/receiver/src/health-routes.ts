@@ -2,7 +2,7 @@ import type { Logger } from "@loops-sync/config";
 import { pendingMigrations, type Sql, withTimeout } from "@loops-sync/db";
 import type { Hono } from "hono";
 import { problemResponse } from "./problem-response.ts";
-import type { ReceiverEnv } from "./webhook-handler.ts";
+import type { ReceiverEnv } from "./receiver-env.ts";
 
 export interface HealthRoutesOptions {
   sql: Sql;

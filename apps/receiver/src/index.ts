@@ -7,6 +7,6 @@ export {
 } from "./create-receiver-app.ts";
 export type { StoreOutcome } from "./event-store.ts";
 export { problemResponse } from "./problem-response.ts";
+export type { ReceiverEnv } from "./receiver-env.ts";
 export { ReceiverError, type ReceiverErrorCode } from "./receiver-error.ts";
 export { type RunningReceiver, type StartReceiverOptions, startReceiver } from "./start-receiver.ts";
-export type { ReceiverEnv } from "./webhook-handler.ts";

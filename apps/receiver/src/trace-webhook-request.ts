@@ -1,7 +1,7 @@
 import { activeTracing, markFailed, traceParentOf } from "@loops-sync/tracing";
 import type { Span } from "@opentelemetry/api";
 import type { Context } from "hono";
-import type { ReceiverEnv } from "./webhook-handler.ts";
+import type { ReceiverEnv } from "./receiver-env.ts";
 
 /** The route of the receiver's server span: the URL template, after the HTTP semantic conventions. */
 export const WEBHOOK_ROUTE = "/webhooks/loops";

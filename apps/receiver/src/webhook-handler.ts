@@ -1,4 +1,3 @@
-import type { HttpBindings } from "@hono/node-server";
 import type { Logger } from "@loops-sync/config";
 import { activeTracing } from "@loops-sync/tracing";
 import {
@@ -11,13 +10,10 @@ import type { Context } from "hono";
 import type { EventStore } from "./event-store.ts";
 import { problemResponse } from "./problem-response.ts";
 import { readBody } from "./read-body.ts";
+import type { ReceiverEnv } from "./receiver-env.ts";
 import { ReceiverError } from "./receiver-error.ts";
 import type { ReceiverMetrics } from "./receiver-metrics.ts";
 import { type RequestTrace, traceWebhookRequest } from "./trace-webhook-request.ts";
-
-export interface ReceiverEnv {
-  Bindings: Partial<HttpBindings>;
-}
 
 export interface WebhookHandlerOptions {
   verifier: WebhookVerifier;

@@ -1,4 +1,7 @@
-import type { Sql } from "./connect.ts";
+import type postgres from "postgres";
+
+/** What `connect()` returns, named here so that connect.ts can import this file and not the other way. */
+type Sql = postgres.Sql<Record<string, never>>;
 
 /** A pool made by `connect()` and not yet ended, while tracking is on. */
 export interface OpenPool {

@@ -1,17 +1,8 @@
 import type { Sql, TransactionSql } from "@loops-sync/db";
 import { inTransaction } from "./apply-orders-if-newer.ts";
+import type { MenuInput } from "./menu-input.ts";
 import type { MirrorChange } from "./mirror-change.ts";
 import { replaceMenuRows } from "./replace-menu-rows.ts";
-
-/** GET /brands/{id}/menu as the replica needs it; the whole menu is kept in `replica.menus.raw`. */
-export interface MenuInput {
-  brand_id: string;
-  version: number;
-  updated_at?: string | null;
-  categories?: unknown;
-  modifier_groups?: unknown;
-  products?: unknown;
-}
 
 /**
  * Stores a brand's menu, and replaces all of the brand's menu rows with it, only when its version is newer

@@ -1,6 +1,6 @@
 export { applyBrands, type BrandInput } from "./apply-brands.ts";
 export { applyJob, type JobInput } from "./apply-job.ts";
-export { applyMenuIfNewer, type MenuInput } from "./apply-menu-if-newer.ts";
+export { applyMenuIfNewer } from "./apply-menu-if-newer.ts";
 export {
   type ApplyOrderResult,
   applyOrderIfNewer,
@@ -17,6 +17,7 @@ export {
   type UpstreamFailure,
 } from "./classify-upstream-failure.ts";
 export { DEFAULT_MAX_ATTEMPTS, enqueueJob, type JobSpec, rescheduleJob } from "./enqueue-job.ts";
+export type { MenuInput } from "./menu-input.ts";
 export {
   MERCHANT_FLAG_PREFIX,
   type MerchantState,

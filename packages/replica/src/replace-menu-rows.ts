@@ -1,5 +1,5 @@
 import type { TransactionSql } from "@loops-sync/db";
-import type { MenuInput } from "./apply-menu-if-newer.ts";
+import type { MenuInput } from "./menu-input.ts";
 
 const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
 

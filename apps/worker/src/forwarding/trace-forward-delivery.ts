@@ -1,19 +1,21 @@
 import { activeTracing, withSpan } from "@loops-sync/tracing";
-import type { SendResult } from "./send-change.ts";
 
 /** The route of a forwarded delivery's span: the partner's FORWARD_URL, never its query. */
 export const FORWARD_ROUTE = "{forward_url}";
+
+/** How a POST ended, as far as its span needs to know (send-change.ts's `SendResult` is one). */
+type SendOutcome = { ok: true } | { ok: false; kind: string; error: string };
 
 /**
  * Runs one POST of a change in an HTTP client span `POST {forward_url}` (method, the URL without its
  * query, server, the change's position, and how it ended: the status, or `error.type` timeout / network).
  * Neither the body nor the signature is recorded. Call it only while tracing is on.
  */
-export function traceForwardDelivery(
+export function traceForwardDelivery<R extends SendOutcome>(
   position: number,
   url: string,
-  send: () => Promise<SendResult>,
-): Promise<SendResult> {
+  send: () => Promise<R>,
+): Promise<R> {
   const target = new URL(url);
   const attributes = {
     "http.request.method": "POST",
