@@ -1,7 +1,7 @@
 import type { Sql, TransactionSql } from "@loops-sync/db";
 import { redactSecrets } from "./redact-secrets.ts";
 
-/** Forwarding to FORWARD_URL (DESIGN.md, "Forwarding"), as `status` and the status page show it. */
+/** Forwarding to FORWARD_URL (README.md, "Forwarding changes to your endpoint"), as `status` and the status page show it. */
 export interface ForwardingStatus {
   /** FORWARD_URL without its query or credentials, as the last worker that started saw it. */
   endpoint: string | null;

@@ -53,7 +53,7 @@ export function describeEndpoint(url: string): string {
 }
 
 /**
- * Delivers replica.changes to FORWARD_URL (DESIGN.md, "Forwarding"): scans new changes into the delivery
+ * Delivers replica.changes to FORWARD_URL (README.md, "Forwarding changes to your endpoint"): scans new changes into the delivery
  * queue, claims the due ones, POSTs them signed, and settles the answers in batches. Which change is due, in
  * what order, and when one is dead are delivery-transitions.ts's rules; the wait between attempts is
  * retry-delay.ts's. Woken by the feed's NOTIFY, by `loops-sync forward retry`, by its own settled answers,
