@@ -42,6 +42,18 @@ begin
             hint = 'Use the DATABASE_URL that runs loops-sync migrate.';
   end if;
 
+  -- Only an owner may grant on a relation: name the first one we do not own before trying.
+  select format('%I.%I (owned by %s)', n.nspname, c.relname, c.relowner::regrole) into missing
+    from pg_class c join pg_namespace n on n.oid = c.relnamespace
+   where n.nspname in ('replica', 'reporting') and c.relkind in ('r', 'v', 'm', 'p', 'f')
+     and not pg_has_role(current_user, c.relowner, 'USAGE')
+   limit 1;
+  if missing is not null then
+    raise exception 'cannot grant % rights on %: % does not own it', who, missing, current_user
+      using errcode = '42501',
+            hint = 'alter its owner to the role that runs loops-sync migrate, or drop it';
+  end if;
+
   if rights = 'none' then
     execute format('revoke select on all tables in schema replica, reporting from %s', who);
     execute format('revoke usage on schema replica, reporting from %s', who);
@@ -69,7 +81,7 @@ begin
                         else 'revoke execute on function %s from %s' end, fn, who);
   end loop;
 
-  -- A relation owned by someone else makes the GRANT above a warning, not an error: check the result.
+  -- A GRANT that could give less than asked is only a warning: check the result.
   if rights <> 'none' then
     select format('%I.%I (owned by %s)', n.nspname, c.relname, c.relowner::regrole) into missing
       from pg_class c join pg_namespace n on n.oid = c.relnamespace
@@ -77,9 +89,7 @@ begin
        and not has_table_privilege(grantee, c.oid, 'SELECT')
      limit 1;
     if missing is not null then
-      raise exception 'cannot give % select on %: the migrating role % does not own it', who, missing, current_user
-        using errcode = '42501',
-              hint = 'alter its owner to the role that runs loops-sync migrate.';
+      raise exception 'cannot give % select on %', who, missing using errcode = '42501';
     end if;
   end if;
 end $$;
