@@ -42,6 +42,7 @@ describe("loops-sync against a schema that is behind", () => {
       ["verify"],
       ["catchup"],
       ["prune", "--dry-run"],
+      ["grant", "reader", "analyst"],
       ["replay", "evt_x"],
       ["receiver"],
       ["worker"],
