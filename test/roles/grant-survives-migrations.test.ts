@@ -1,8 +1,9 @@
+import { randomBytes } from "node:crypto";
 import { cp, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { grantRoleRights, MIGRATIONS_DIR, migrate, type Sql } from "@loops-sync/db";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connect, grantRoleRights, MIGRATIONS_DIR, migrate, type Sql } from "@loops-sync/db";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 import { createTestRole, outcome, type TestRole } from "../support/test-role.ts";
 
@@ -77,5 +78,39 @@ describe("rights granted once stay true after later migrations", () => {
       { role_name: consumer.name, rights: "consumer" },
       { role_name: reader.name, rights: "reader" },
     ]);
+  });
+});
+
+describe("a role whose name needs quoting", () => {
+  const name = `Analyst "${randomBytes(4).toString("hex")}"`;
+  const quoted = `"${name.replaceAll('"', '""')}"`;
+  let db: TestDatabase;
+  let admin: Sql;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    admin = connect(inject("databaseUrl"), { max: 1 });
+    await admin.unsafe(`create role ${quoted} login`);
+  });
+  afterAll(async () => {
+    await db.drop();
+    await admin.unsafe(`drop role if exists ${quoted}`);
+    await admin.end();
+  });
+
+  it("is granted and revoked by its exact name", async () => {
+    const granted = await grantRoleRights(db.sql, { role: name, rights: "reader" });
+    expect(granted).toMatchObject({ role: name, rights: "reader", schemas: ["replica", "reporting"] });
+    const u = new URL(db.url);
+    u.username = encodeURIComponent(name);
+    const asIt = connect(u.toString(), { max: 1 });
+    try {
+      expect(await outcome(asIt`select * from replica.orders`)).toBe("ok");
+      expect(await outcome(asIt`delete from replica.orders`)).toBe("42501");
+      await grantRoleRights(db.sql, { role: name, rights: "reader", revoke: true });
+      expect(await outcome(asIt`select * from replica.orders`)).toBe("42501");
+    } finally {
+      await asIt.end();
+    }
   });
 });
