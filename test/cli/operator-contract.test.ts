@@ -42,7 +42,6 @@ describe("loops-sync against a schema that is behind", () => {
       ["verify"],
       ["catchup"],
       ["prune", "--dry-run"],
-      ["grant", "reader", "analyst"],
       ["replay", "evt_x"],
       ["receiver"],
       ["worker"],

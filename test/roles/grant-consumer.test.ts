@@ -4,6 +4,9 @@ import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 import { runCli } from "../support/operator-run.ts";
 import { createTestRole, outcome, type TestRole } from "../support/test-role.ts";
 
+// A real process on a machine other tests load too: seconds each, so far more than runCli's 30 s default.
+const CLI_TIMEOUT_MS = 120_000;
+
 const DENIED = "42501";
 const CONSUMER_FUNCTIONS = ["create_consumer", "drop_consumer", "receive_changes", "ack_changes"];
 
@@ -15,7 +18,7 @@ async function consumerFunctions(sql: Sql): Promise<Record<string, boolean>> {
   return Object.fromEntries(rows.map((r) => [r.name, r.allowed]));
 }
 
-describe("loops-sync grant consumer", () => {
+describe("loops-sync grant consumer", { timeout: 180_000 }, () => {
   let db: TestDatabase;
   let consumer: TestRole;
   let reader: TestRole;
@@ -36,13 +39,13 @@ describe("loops-sync grant consumer", () => {
       ["consumer", consumer],
       ["reader", reader],
     ] as const) {
-      const run = await runCli(["grant", rights, role.name], { DATABASE_URL: db.url });
+      const run = await runCli(["grant", rights, role.name], { DATABASE_URL: db.url }, CLI_TIMEOUT_MS);
       expect(run.stderr).toBe("");
       expect(run.code).toBe(0);
     }
     asConsumer = consumer.connect(db.url);
     asReader = reader.connect(db.url);
-  });
+  }, 180_000);
 
   afterAll(async () => {
     await asConsumer?.end();
@@ -74,9 +77,13 @@ describe("loops-sync grant consumer", () => {
   });
 
   it("--revoke consumer leaves a reader", async () => {
-    const run = await runCli(["grant", "--revoke", "consumer", consumer.name, "--json"], {
-      DATABASE_URL: db.url,
-    });
+    const run = await runCli(
+      ["grant", "--revoke", "consumer", consumer.name, "--json"],
+      {
+        DATABASE_URL: db.url,
+      },
+      CLI_TIMEOUT_MS,
+    );
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout)).toMatchObject({
       previous: "consumer",

@@ -7,6 +7,9 @@ import { seedSyncState } from "../support/seed-sync-state.ts";
 import { createTestRole, outcome, type TestRole } from "../support/test-role.ts";
 import { writeNewOrders } from "../support/write-changes.ts";
 
+// A real process on a machine other tests load too: seconds each, so far more than runCli's 30 s default.
+const CLI_TIMEOUT_MS = 120_000;
+
 const DENIED = "42501";
 
 /** Every table and view of a schema, as `schema.name`. */
@@ -17,7 +20,7 @@ async function relationsOf(sql: Sql, schema: string): Promise<string[]> {
   return rows.map((r) => r.name);
 }
 
-describe("loops-sync grant reader", () => {
+describe("loops-sync grant reader", { timeout: 180_000 }, () => {
   let db: TestDatabase;
   let reader: TestRole;
   let asReader: Sql;
@@ -52,9 +55,9 @@ describe("loops-sync grant reader", () => {
     ]);
     await writeNewOrders(db.sql, "roles", 3);
     await seedSyncState(db.sql);
-    granted = await runCli(["grant", "reader", reader.name], { DATABASE_URL: db.url });
+    granted = await runCli(["grant", "reader", reader.name], { DATABASE_URL: db.url }, CLI_TIMEOUT_MS);
     asReader = reader.connect(db.url);
-  });
+  }, 180_000);
 
   afterAll(async () => {
     await asReader?.end();
@@ -125,7 +128,11 @@ describe("loops-sync grant reader", () => {
   });
 
   it("is a no-op when granted again, and --revoke takes every right back", async () => {
-    const again = await runCli(["grant", "reader", reader.name, "--json"], { DATABASE_URL: db.url });
+    const again = await runCli(
+      ["grant", "reader", reader.name, "--json"],
+      { DATABASE_URL: db.url },
+      CLI_TIMEOUT_MS,
+    );
     expect(again.code).toBe(0);
     expect(JSON.parse(again.stdout)).toEqual({
       role: reader.name,
@@ -135,9 +142,13 @@ describe("loops-sync grant reader", () => {
       schemas: ["replica", "reporting"],
       functions: ["replica.read_changes(bigint,integer)"],
     });
-    const revoked = await runCli(["grant", "--revoke", "reader", reader.name, "--json"], {
-      DATABASE_URL: db.url,
-    });
+    const revoked = await runCli(
+      ["grant", "--revoke", "reader", reader.name, "--json"],
+      {
+        DATABASE_URL: db.url,
+      },
+      CLI_TIMEOUT_MS,
+    );
     expect(revoked.code).toBe(0);
     expect(JSON.parse(revoked.stdout)).toMatchObject({
       previous: "reader",
@@ -153,20 +164,48 @@ describe("loops-sync grant reader", () => {
   });
 });
 
-describe("loops-sync grant refuses", () => {
+describe("loops-sync grant refuses", { timeout: 180_000 }, () => {
   let db: TestDatabase;
   let reader: TestRole;
+  let readsAll: TestRole;
   beforeAll(async () => {
     db = await createTestDatabase();
     reader = await createTestRole("ls_refused");
+    // A DBA's or monitoring role: reads every table of every database, owns nothing.
+    readsAll = await createTestRole("ls_reads_all", "in role pg_read_all_data");
   });
   afterAll(async () => {
     await db.drop();
     await reader.drop();
+    await readsAll.drop();
+  });
+
+  it("exit 2 for a member of pg_read_all_data, which reads sync whatever we grant", async () => {
+    const run = await runCli(["grant", "reader", readsAll.name], { DATABASE_URL: db.url }, CLI_TIMEOUT_MS);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(new RegExp(`role "${readsAll.name}" is a member of pg_read_all_data, `));
+  });
+
+  it("exit 2 when DATABASE_URL's role does not own the mirror", async () => {
+    const run = await runCli(
+      ["grant", "reader", reader.name],
+      { DATABASE_URL: readsAll.urlFor(db.url) },
+      CLI_TIMEOUT_MS,
+    );
+    expect(run.code).toBe(2);
+    expect(run.stderr.trim()).toMatch(
+      new RegExp(
+        `^loops-sync: grant: DATABASE_URL connects as role ${readsAll.name}, which does not own the mirror \\(\\w+ does\\); run grant with the DATABASE_URL that runs loops-sync migrate$`,
+      ),
+    );
   });
 
   it("exit 2 naming a role that does not exist", async () => {
-    const run = await runCli(["grant", "reader", "no_such_role_ls46"], { DATABASE_URL: db.url });
+    const run = await runCli(
+      ["grant", "reader", "no_such_role_ls46"],
+      { DATABASE_URL: db.url },
+      CLI_TIMEOUT_MS,
+    );
     expect(run.code).toBe(2);
     expect(run.stdout).toBe("");
     expect(run.stderr).toMatch(
@@ -175,20 +214,26 @@ describe("loops-sync grant refuses", () => {
   });
 
   it("exit 2 for a superuser: its rights cannot be narrowed", async () => {
-    const run = await runCli(["grant", "reader", "postgres"], { DATABASE_URL: db.url });
+    const run = await runCli(["grant", "reader", "postgres"], { DATABASE_URL: db.url }, CLI_TIMEOUT_MS);
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(/role "postgres" is a superuser, .*create a separate role/);
   });
 
   it("exit 2 naming the choices for an unknown kind of rights", async () => {
-    const run = await runCli(["grant", "writer", reader.name], { DATABASE_URL: db.url });
+    const run = await runCli(["grant", "writer", reader.name], { DATABASE_URL: db.url }, CLI_TIMEOUT_MS);
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(/'writer' is invalid .*reader, consumer/);
   });
 
   it("exit 2 when DATABASE_URL is a reader's own role", async () => {
-    expect((await runCli(["grant", "reader", reader.name], { DATABASE_URL: db.url })).code).toBe(0);
-    const run = await runCli(["grant", "consumer", reader.name], { DATABASE_URL: reader.urlFor(db.url) });
+    expect(
+      (await runCli(["grant", "reader", reader.name], { DATABASE_URL: db.url }, CLI_TIMEOUT_MS)).code,
+    ).toBe(0);
+    const run = await runCli(
+      ["grant", "consumer", reader.name],
+      { DATABASE_URL: reader.urlFor(db.url) },
+      CLI_TIMEOUT_MS,
+    );
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(
       new RegExp(`DATABASE_URL connects as role ${reader.name}, which cannot read the sync schema`),

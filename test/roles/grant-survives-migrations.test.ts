@@ -23,7 +23,7 @@ async function migrationsWithALaterOne(): Promise<string> {
   return dir;
 }
 
-describe("rights granted once stay true after later migrations", () => {
+describe("rights granted once stay true after later migrations", { timeout: 180_000 }, () => {
   let db: TestDatabase;
   let reader: TestRole;
   let consumer: TestRole;
@@ -81,7 +81,7 @@ describe("rights granted once stay true after later migrations", () => {
   });
 });
 
-describe("a role whose name needs quoting", () => {
+describe("a role whose name needs quoting", { timeout: 180_000 }, () => {
   const name = `Analyst "${randomBytes(4).toString("hex")}"`;
   const quoted = `"${name.replaceAll('"', '""')}"`;
   let db: TestDatabase;

@@ -7,6 +7,9 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { runCli } from "../support/operator-run.ts";
 import { createTestRole, outcome, type TestRole } from "../support/test-role.ts";
 
+// A real process on a machine other tests load too: seconds each, so far more than runCli's 30 s default.
+const CLI_TIMEOUT_MS = 120_000;
+
 function withDatabase(url: string, database: string): string {
   const u = new URL(url);
   u.pathname = `/${database}`;
@@ -15,7 +18,7 @@ function withDatabase(url: string, database: string): string {
 
 // A managed Postgres (RDS, Cloud SQL, Azure, Supabase…): the service's role owns its database and is no
 // superuser, may not create roles or databases. Everything loops-sync does must work as that role.
-describe("migrate and grant as a database owner that is no superuser", () => {
+describe("migrate and grant as a database owner that is no superuser", { timeout: 180_000 }, () => {
   const name = `loops_sync_owner_${randomBytes(5).toString("hex")}`;
   let owner: TestRole;
   let reader: TestRole;
@@ -38,7 +41,7 @@ describe("migrate and grant as a database owner that is no superuser", () => {
       await admin.end();
     }
     url = owner.urlFor(withDatabase(inject("databaseUrl"), name));
-    migrated = await runCli(["migrate"], { DATABASE_URL: url }, 120_000);
+    migrated = await runCli(["migrate"], { DATABASE_URL: url }, CLI_TIMEOUT_MS);
     asOwner = owner.connect(url);
     asReader = reader.connect(withDatabase(reader.urlFor(inject("databaseUrl")), name));
   }, 180_000);
@@ -72,13 +75,13 @@ describe("migrate and grant as a database owner that is no superuser", () => {
       worker_owner: owner.name,
     });
     expect(who!.worker_migrations).toBeGreaterThan(10);
-    expect((await runCli(["migrate"], { DATABASE_URL: url }, 120_000)).stdout).toBe(
+    expect((await runCli(["migrate"], { DATABASE_URL: url }, CLI_TIMEOUT_MS)).stdout).toBe(
       "migrations: up to date\n",
     );
   });
 
   it("grants a reader without CREATEROLE, and the reader reads and cannot write", async () => {
-    const run = await runCli(["grant", "reader", reader.name], { DATABASE_URL: url });
+    const run = await runCli(["grant", "reader", reader.name], { DATABASE_URL: url }, CLI_TIMEOUT_MS);
     expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
     expect(await outcome(asReader`select * from replica.orders`)).toBe("ok");
@@ -89,7 +92,7 @@ describe("migrate and grant as a database owner that is no superuser", () => {
   });
 
   it("refuses the owner itself as a reader: its rights cannot be narrowed", async () => {
-    const run = await runCli(["grant", "reader", owner.name], { DATABASE_URL: url });
+    const run = await runCli(["grant", "reader", owner.name], { DATABASE_URL: url }, CLI_TIMEOUT_MS);
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(new RegExp(`role "${owner.name}" owns the mirror`));
   });

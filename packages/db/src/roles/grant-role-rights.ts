@@ -38,6 +38,18 @@ export async function grantRoleRights(
 ): Promise<GrantRoleRightsResult> {
   return sql.begin(async (tx) => {
     await tx`select pg_advisory_xact_lock(${MIGRATION_LOCK})`;
+    // Only the owner may grant on the mirror; anyone else (a DBA's role that reads everything) is told so.
+    const [me] = await tx<{ user: string; owner: string; owns: boolean }[]>`
+      select current_user as user, n.nspowner::regrole::text as owner,
+             pg_has_role(current_user, n.nspowner, 'USAGE') as owns
+        from pg_namespace n where n.nspname = 'replica'`;
+    if (!me?.owns) {
+      throw new DbError(
+        "role",
+        "role_not_owner",
+        `grant: DATABASE_URL connects as role ${me?.user}, which does not own the mirror (${me?.owner} does); run grant with the DATABASE_URL that runs loops-sync migrate`,
+      );
+    }
     const [target] = await tx<
       { oid: number; superuser: boolean; owner: string; owns: boolean; all_data: string | null }[]
     >`
