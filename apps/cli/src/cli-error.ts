@@ -42,6 +42,8 @@ const CONNECTION_CODES = new Set([
 export function describeFailure(error: unknown): { line: string; exitCode: ExitCode } {
   if (error instanceof CliError) return { line: error.message, exitCode: error.exitCode };
   if (error instanceof ConfigError) return { line: error.message, exitCode: EXIT.usage };
+  // grant named a role that does not exist or cannot be narrowed, or runs as the wrong role: fix the input.
+  if (isDbError(error, "role")) return { line: error.message, exitCode: EXIT.usage };
   if (isDbError(error, "migration") || isDbError(error, "embedded")) {
     return { line: error.message, exitCode: EXIT.database };
   }

@@ -6,6 +6,7 @@ import { createCatchupCommand } from "./commands/catchup.ts";
 import { createChangesCommand } from "./commands/changes.ts";
 import { createDemoCommand } from "./commands/demo.ts";
 import { createForwardCommand } from "./commands/forward.ts";
+import { createGrantCommand } from "./commands/grant.ts";
 import { createMigrateCommand } from "./commands/migrate.ts";
 import { createPruneCommand } from "./commands/prune.ts";
 import { createRedeliverCommand } from "./commands/redeliver.ts";
@@ -51,6 +52,7 @@ export function createProgram(): Command {
     createRefreshCommand(),
     createPruneCommand(),
     createForwardCommand(),
+    createGrantCommand(),
     createSandboxCommand(),
     createDemoCommand(),
   ]) {

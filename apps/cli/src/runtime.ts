@@ -97,6 +97,15 @@ export async function openRuntime({
 
 /** Exit 3 naming the first migration the database lacks: a command never runs against an older schema. */
 async function refuseBehindSchema(sql: Sql): Promise<void> {
+  // A reader's or consumer's role (loops-sync grant) cannot see sync.migrations: say that, not "schema behind".
+  const [access] = await sql<{ ok: boolean; role: string }[]>`
+    select to_regnamespace('sync') is null or has_schema_privilege('sync', 'USAGE') as ok, current_user as role`;
+  if (access && !access.ok) {
+    throw new CliError(
+      `DATABASE_URL connects as role ${access.role}, which cannot read the sync schema (a reader or consumer role); loops-sync commands run as the role that runs migrate`,
+      EXIT.usage,
+    );
+  }
   const pending = await pendingMigrations(sql);
   if (pending.length === 0) return;
   // pendingMigrations also lists applied migrations whose file changed since: that is no "run migrate".

@@ -7,21 +7,36 @@ export type EmbeddedFailure =
   | "unsupported-platform"
   | "failed";
 
-/** A migration refused: edited after it was applied, badly named, or failed to run. */
-export type MigrationFailure = "migration_changed" | "migration_failed" | "migration_name";
+/**
+ * A migration refused: edited after it was applied, badly named, failed to run, or the rights `loops-sync grant`
+ * gave could not be re-applied to what it added (`migration_grants`).
+ */
+export type MigrationFailure =
+  | "migration_changed"
+  | "migration_failed"
+  | "migration_name"
+  | "migration_grants";
+
+/**
+ * `loops-sync grant` refused: no such role, a role whose rights cannot be narrowed (superuser, owner of the
+ * mirror, member of pg_read_all_data/pg_write_all_data), or the connection is not the mirror's owner.
+ */
+export type RoleFailure = "role_unknown" | "role_unsafe" | "role_not_owner";
 
 /**
  * Which part of the database layer failed: `embedded` (the embedded PostgreSQL did not start; `code` is an
  * EmbeddedFailure), `migration` (a MigrationFailure), `rolled_back` (Postgres answered a pipelined COMMIT
- * with a rollback and no statement said why).
+ * with a rollback and no statement said why), `role` (a RoleFailure).
  */
-export type DbErrorKind = "embedded" | "migration" | "rolled_back";
+export type DbErrorKind = "embedded" | "migration" | "rolled_back" | "role";
 
 type CodeOf<K extends DbErrorKind> = K extends "embedded"
   ? EmbeddedFailure
   : K extends "migration"
     ? MigrationFailure
-    : "rolled_back";
+    : K extends "role"
+      ? RoleFailure
+      : "rolled_back";
 
 /** The database layer's one error. `message` is one line naming the cause and, where there is one, the fix. */
 export class DbError<K extends DbErrorKind = DbErrorKind> extends Error {

@@ -13,6 +13,7 @@ export {
   type EmbeddedFailure,
   isDbError,
   type MigrationFailure,
+  type RoleFailure,
 } from "./db-error.ts";
 export { type EmbeddedPostgres, type StartEmbeddedOptions, startEmbeddedPostgres } from "./embedded.ts";
 export { nativeDir, relocatedBaseFor } from "./embedded-place.ts";
@@ -73,6 +74,12 @@ export {
   readRequestBudget,
   requestBudget,
 } from "./request-budget.ts";
+export {
+  type GrantRoleRightsOptions,
+  type GrantRoleRightsResult,
+  grantRoleRights,
+} from "./roles/grant-role-rights.ts";
+export { GRANTABLE_RIGHTS, type GrantableRights, type RoleRights } from "./roles/role-rights.ts";
 export {
   PROCESS_EVENTS_MAX_ATTEMPTS,
   payloadField,

@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import { Logger, runMigrations } from "graphile-worker";
 import type { Sql } from "./connect.ts";
 import { DbError } from "./db-error.ts";
+import { reapplyRoleRights } from "./roles/reapply-role-rights.ts";
 
 /**
  * The nearest `migrations` folder above this module: the repository's when run from source
@@ -56,12 +57,15 @@ export interface MigrateResult {
   applied: string[];
 }
 
-// Serialises concurrent migrators (several processes starting at once); any 64-bit constant will do.
-const MIGRATION_LOCK = 7_240_315_981;
+// Serialises concurrent migrators (several processes starting at once) and `loops-sync grant`; any 64-bit
+// constant will do.
+export const MIGRATION_LOCK = 7_240_315_981;
 
 /**
  * Applies our SQL migrations in order, each in its own transaction with its checksum recorded, then
- * graphile-worker's own. Refuses to run when an applied migration's file has changed.
+ * graphile-worker's own. Refuses to run when an applied migration's file has changed. When it applied any, it
+ * gives the roles `loops-sync grant` recorded their rights again in the same transaction, so what the new
+ * migrations added is covered.
  */
 export async function migrate(
   sql: Sql,
@@ -112,6 +116,7 @@ export async function migrate(
       }
       applied.push(file.name);
     }
+    if (applied.length > 0) await reapplyRoleRights(tx);
   });
   await runMigrations({ connectionString, logger: new Logger(() => () => {}) });
   return { applied };

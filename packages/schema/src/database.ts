@@ -726,6 +726,14 @@ export interface SyncResourceRefusals {
   retry_at: Timestamp;
 }
 
+/** Table sync.role_grants. */
+export interface SyncRoleGrants {
+  role_oid: number;
+  role_name: string;
+  rights: string;
+  granted_at: Generated<Timestamp>;
+}
+
 /** Table sync.scheduled_ticks. */
 export interface SyncScheduledTicks {
   task: string;
@@ -809,6 +817,7 @@ export interface Database {
   "sync.refused_events": SyncRefusedEvents;
   "sync.request_budget": SyncRequestBudget;
   "sync.resource_refusals": SyncResourceRefusals;
+  "sync.role_grants": SyncRoleGrants;
   "sync.scheduled_ticks": SyncScheduledTicks;
   "sync.upstream_pauses": SyncUpstreamPauses;
   "sync.worker_pools": SyncWorkerPools;

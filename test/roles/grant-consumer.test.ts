@@ -1,0 +1,96 @@
+import type { Sql } from "@loops-sync/db";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "../support/db.ts";
+import { runCli } from "../support/operator-run.ts";
+import { createTestRole, outcome, type TestRole } from "../support/test-role.ts";
+
+// A real process on a machine other tests load too: seconds each, so far more than runCli's 30 s default.
+const CLI_TIMEOUT_MS = 120_000;
+
+const DENIED = "42501";
+const CONSUMER_FUNCTIONS = ["create_consumer", "drop_consumer", "receive_changes", "ack_changes"];
+
+/** The feed consumer functions this database has, and whether the connected role may execute each. */
+async function consumerFunctions(sql: Sql): Promise<Record<string, boolean>> {
+  const rows = await sql<{ name: string; allowed: boolean }[]>`
+    select p.oid::regprocedure::text as name, has_function_privilege(p.oid, 'EXECUTE') as allowed
+      from pg_proc p where p.pronamespace = 'replica'::regnamespace and p.proname = any(${CONSUMER_FUNCTIONS})`;
+  return Object.fromEntries(rows.map((r) => [r.name, r.allowed]));
+}
+
+describe("loops-sync grant consumer", { timeout: 180_000 }, () => {
+  let db: TestDatabase;
+  let consumer: TestRole;
+  let reader: TestRole;
+  let asConsumer: Sql;
+  let asReader: Sql;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    // Issue 43a adds the real functions (security definer, execute revoked from public). A stand-in of the
+    // same shape with its own signature, so this file tests the grant before and after that merge.
+    await db.sql`
+      create function replica.ack_changes(stand_in_marker text) returns text
+      language sql security definer set search_path = pg_catalog as $$ select stand_in_marker $$`;
+    await db.sql`revoke execute on function replica.ack_changes(text) from public`;
+    consumer = await createTestRole("ls_consumer");
+    reader = await createTestRole("ls_reader");
+    for (const [rights, role] of [
+      ["consumer", consumer],
+      ["reader", reader],
+    ] as const) {
+      const run = await runCli(["grant", rights, role.name], { DATABASE_URL: db.url }, CLI_TIMEOUT_MS);
+      expect(run.stderr).toBe("");
+      expect(run.code).toBe(0);
+    }
+    asConsumer = consumer.connect(db.url);
+    asReader = reader.connect(db.url);
+  }, 180_000);
+
+  afterAll(async () => {
+    await asConsumer?.end();
+    await asReader?.end();
+    await db.drop();
+    await consumer.drop();
+    await reader.drop();
+  });
+
+  it("executes every feed consumer function the database has; a reader executes none", async () => {
+    const forConsumer = await consumerFunctions(asConsumer);
+    expect(Object.keys(forConsumer)).toContain("replica.ack_changes(text)");
+    expect(Object.values(forConsumer).every(Boolean)).toBe(true);
+    expect(Object.values(await consumerFunctions(asReader)).some(Boolean)).toBe(false);
+    expect(await asConsumer`select replica.ack_changes(stand_in_marker => 'acked') as r`).toEqual([
+      { r: "acked" },
+    ]);
+    expect(await outcome(asReader`select replica.ack_changes(stand_in_marker => 'acked')`)).toBe(DENIED);
+  });
+
+  it("has the reader's rights and nothing more", async () => {
+    expect(await outcome(asConsumer`select * from replica.read_changes(0, 1)`)).toBe("ok");
+    expect(await outcome(asConsumer`select * from reporting.sync_health`)).toBe("ok");
+    expect(await outcome(asConsumer`insert into replica.changes default values`)).toBe(DENIED);
+    expect(await outcome(asConsumer`delete from replica.changes`)).toBe(DENIED);
+    expect(await outcome(asConsumer`update replica.change_feed_state set pruned_through = 0`)).toBe(DENIED);
+    expect(await outcome(asConsumer`select * from sync.events`)).toBe(DENIED);
+    expect(await outcome(asConsumer`select graphile_worker.add_job('process_events', '{}')`)).toBe(DENIED);
+  });
+
+  it("--revoke consumer leaves a reader", async () => {
+    const run = await runCli(
+      ["grant", "--revoke", "consumer", consumer.name, "--json"],
+      {
+        DATABASE_URL: db.url,
+      },
+      CLI_TIMEOUT_MS,
+    );
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({
+      previous: "consumer",
+      rights: "reader",
+      functions: ["replica.read_changes(bigint,integer)"],
+    });
+    expect(await outcome(asConsumer`select replica.ack_changes(stand_in_marker => 'acked')`)).toBe(DENIED);
+    expect(await outcome(asConsumer`select * from replica.read_changes(0, 1)`)).toBe("ok");
+  });
+});
