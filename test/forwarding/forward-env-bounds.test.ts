@@ -15,7 +15,7 @@ import { workerWorld } from "../support/worker-world.ts";
 const RUN_ID = `forward-bounds-${randomBytes(4).toString("hex")}`;
 const OLD = `whsec_${randomBytes(24).toString("base64")}`;
 const NEW = `whsec_${randomBytes(24).toString("base64")}`;
-const MAX_RPS = 4;
+const MAX_RPS = 2;
 
 describe("FORWARD_MAX_IN_FLIGHT, FORWARD_MAX_RPS and two FORWARD_SECRETs on a worker process", () => {
   const w = workerWorld(RUN_ID, "forward-bounds");
@@ -27,7 +27,7 @@ describe("FORWARD_MAX_IN_FLIGHT, FORWARD_MAX_RPS and two FORWARD_SECRETs on a wo
   it("keeps the endpoint within both bounds and signs with each secret", { timeout: 240_000 }, async () => {
     const { db } = w;
     // Slow answers, so more than two would be open at once if the worker let them.
-    endpoint = await startForwardEndpoint({ secret: OLD, alsoVerifyWith: [NEW], answerDelayMs: 300 });
+    endpoint = await startForwardEndpoint({ secret: OLD, alsoVerifyWith: [NEW], answerDelayMs: 400 });
     recordSecrets(`${RUN_ID}-forward`, [OLD, NEW, "query-token"]);
     const worker = await w.procs.spawn({
       name: `${RUN_ID}-worker`,
@@ -52,7 +52,8 @@ describe("FORWARD_MAX_IN_FLIGHT, FORWARD_MAX_RPS and two FORWARD_SECRETs on a wo
     const requests = [...endpoint.requests].sort((a, b) => a.receivedAt - b.receivedAt);
     expect(endpoint.maxConcurrent()).toBe(2);
     // At MAX_RPS a second, N requests span at least (N - MAX_RPS - 1) / MAX_RPS s (a second's budget and a
-    // slot's at the start); a second more is left for a late first arrival. Uncapped, they take ~5 s / 2.
+    // slot's at the start); a second more is left for a late first arrival. Uncapped, two at a time, they
+    // would take N × 0.4 s / 2, under half of it.
     const span = requests.at(-1)!.receivedAt - requests[0]!.receivedAt;
     expect(span).toBeGreaterThanOrEqual(((requests.length - MAX_RPS - 1) / MAX_RPS - 1) * 1000);
     for (const r of requests) {
@@ -61,7 +62,7 @@ describe("FORWARD_MAX_IN_FLIGHT, FORWARD_MAX_RPS and two FORWARD_SECRETs on a wo
     }
     await worker.kill("SIGTERM");
     const log = readFileSync(worker.logFile, "utf8");
-    expect(log).toContain(`"maxInFlight":2,"maxRps":4,"msg":"forwarding started"`);
+    expect(log).toContain(`"maxInFlight":2,"maxRps":2,"msg":"forwarding started"`);
     for (const secret of [OLD, NEW, OLD.slice(6), NEW.slice(6), "query-token"])
       expect(log).not.toContain(secret);
   });
