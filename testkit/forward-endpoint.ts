@@ -1,6 +1,7 @@
 // A partner's endpoint for forwarding tests and the bench: a real HTTP server on loopback that checks every
 // request with the standardwebhooks package (not our own verifier), records what it received and answered,
-// and can fail on purpose (random 500s, a slow answer, or no listener at all for an outage).
+// and can fail on purpose (random 500s, a slow answer, an answer of the test's choosing such as a 429 with
+// Retry-After, or no listener at all for an outage).
 
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -16,12 +17,24 @@ export interface ForwardRequest {
   body: Record<string, unknown>;
   /** The standardwebhooks verifier accepted it. */
   signatureValid: boolean;
+  /** The raw webhook-signature header. */
+  signatureHeader: string;
+  /** For each of `alsoVerifyWith`, in order: the standardwebhooks verifier with that secret alone accepted it. */
+  validFor: boolean[];
   /** What the endpoint answered. */
   status: number;
   /** Another request with the same webhook-id was being answered when this one arrived. */
   overlapped: boolean;
+  /** Date.now() when the request's body had arrived. */
+  receivedAt: number;
   /** Date.now() when the answer was sent. */
   answeredAt: number;
+}
+
+/** An answer of the test's choosing. */
+export interface ForwardAnswer {
+  status: number;
+  headers?: Record<string, string>;
 }
 
 export interface ForwardEndpointOptions {
@@ -33,6 +46,10 @@ export interface ForwardEndpointOptions {
   answerDelayMs?: number;
   /** Default: Math.random. */
   random?: () => number;
+  /** More secrets, each checked on its own (`validFor`): a sender rotating its secret signs with each. */
+  alsoVerifyWith?: string[];
+  /** Chooses the answer to a validly signed request (0-based arrival `index`); undefined: the usual one. */
+  answer?: (request: { index: number; position: number }) => ForwardAnswer | undefined;
 }
 
 export interface ForwardEndpoint {
@@ -42,6 +59,8 @@ export interface ForwardEndpoint {
   /** The requests answered 2xx: what the sender counts as delivered. */
   accepted(): ForwardRequest[];
   setFailRate(rate: number): void;
+  /** The most requests being answered at once so far. */
+  maxConcurrent(): number;
   /** Stops listening and drops every connection: a sender gets "connection refused". */
   down(): Promise<void>;
   /** Listens again on the same port. */
@@ -60,13 +79,23 @@ export async function startForwardEndpoint({
   failRate = 0,
   answerDelayMs = 0,
   random = Math.random,
+  alsoVerifyWith = [],
+  answer,
 }: ForwardEndpointOptions): Promise<ForwardEndpoint> {
   const verifier = new Webhook(secret);
+  const others = alsoVerifyWith.map((s) => new Webhook(s));
   const requests: ForwardRequest[] = [];
   const answering = new Map<string, number>();
   let rate = failRate;
+  let arrived = 0;
+  let concurrent = 0;
+  let maxConcurrent = 0;
   const handle = async (req: IncomingMessage, res: import("node:http").ServerResponse) => {
+    concurrent++;
+    maxConcurrent = Math.max(maxConcurrent, concurrent);
     const raw = await readBody(req);
+    const receivedAt = Date.now();
+    const index = arrived++;
     const webhookId = String(req.headers["webhook-id"] ?? "");
     const overlapped = (answering.get(webhookId) ?? 0) > 0;
     answering.set(webhookId, (answering.get(webhookId) ?? 0) + 1);
@@ -76,9 +105,18 @@ export async function startForwardEndpoint({
     } catch {
       signatureValid = false;
     }
+    const validFor = others.map((v) => {
+      try {
+        v.verify(raw, req.headers as Record<string, string>);
+        return true;
+      } catch {
+        return false;
+      }
+    });
     const body = JSON.parse(raw) as Record<string, unknown>;
     if (answerDelayMs > 0) await new Promise((r) => setTimeout(r, answerDelayMs));
-    const status = !signatureValid ? 401 : random() < rate ? 500 : 204;
+    const chosen = signatureValid ? answer?.({ index, position: Number(body.position) }) : undefined;
+    const status = chosen?.status ?? (!signatureValid ? 401 : random() < rate ? 500 : 204);
     requests.push({
       webhookId,
       position: Number(body.position),
@@ -86,12 +124,16 @@ export async function startForwardEndpoint({
       resourceId: String(body.resource_id),
       body,
       signatureValid,
+      signatureHeader: String(req.headers["webhook-signature"] ?? ""),
+      validFor,
       status,
       overlapped,
+      receivedAt,
       answeredAt: Date.now(),
     });
     answering.set(webhookId, (answering.get(webhookId) ?? 1) - 1);
-    res.writeHead(status).end(status === 500 ? "injected failure" : undefined);
+    concurrent--;
+    res.writeHead(status, chosen?.headers).end(status === 500 ? "injected failure" : undefined);
   };
   let server: Server = createServer((req, res) => void handle(req, res));
   const listen = (port: number) =>
@@ -112,6 +154,7 @@ export async function startForwardEndpoint({
     setFailRate: (r) => {
       rate = r;
     },
+    maxConcurrent: () => maxConcurrent,
     down: shut,
     async up() {
       server = createServer((req, res) => void handle(req, res));

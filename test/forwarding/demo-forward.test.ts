@@ -6,8 +6,8 @@ import { createTestDatabase } from "../support/db.ts";
 import { runCli } from "../support/operator-run.ts";
 
 describe("loops-sync demo --forward", () => {
-  it("prints every change the built-in endpoint received, and their count", {
-    timeout: 120_000,
+  it("prints every change the built-in endpoint received, and their count; a plain demo after shows it off", {
+    timeout: 300_000,
   }, async () => {
     const db = await createTestDatabase();
     try {
@@ -26,6 +26,20 @@ describe("loops-sync demo --forward", () => {
       const [changes] = await db.sql<{ n: number }[]>`select count(*)::int as n from replica.changes`;
       expect(Number(summary![1])).toBe(changes!.n);
       expect(demo.stdout.match(/^forwarded chg_/gm)).toHaveLength(changes!.n);
+
+      // Then a plain demo on the same data, as a new user tries next: nothing forwards any more, and status
+      // says so (it said "ok" for the first run's endpoint while the changes piled up).
+      const plain = await runCli(
+        ["demo", "--duration", "3", "--rate", "2"],
+        { DATABASE_URL: db.url },
+        100_000,
+      );
+      expect(plain.code, plain.stderr).toBe(0);
+      const status = await runCli(["status", "--json"], { DATABASE_URL: db.url }, 60_000);
+      const { forwarding } = JSON.parse(status.stdout);
+      expect(forwarding.state).toBe("off");
+      expect(forwarding.undelivered).toBeGreaterThan(0);
+      expect(status.code).toBe(1);
     } finally {
       await db.drop();
     }

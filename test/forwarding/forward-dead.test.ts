@@ -86,10 +86,15 @@ describe("dead forwarded changes", () => {
     endpoint.setFailRate(0);
     const waiting = await runCli(["forward", "retry", "--json"], { DATABASE_URL: db.url });
     expect(waiting.code).toBe(0);
-    expect(JSON.parse(waiting.stdout)).toEqual({ retried: 0, positions: [], dead: false });
+    expect(JSON.parse(waiting.stdout)).toEqual({ retried: 0, positions: [], dead: false, superseded: [] });
     const retried = await runCli(["forward", "retry", "--dead", "--json"], { DATABASE_URL: db.url });
     expect(retried.code).toBe(0);
-    expect(JSON.parse(retried.stdout)).toEqual({ retried: positions.length, positions, dead: true });
+    expect(JSON.parse(retried.stdout)).toEqual({
+      retried: positions.length,
+      positions,
+      dead: true,
+      superseded: [],
+    });
 
     await waitFor(() => new Set(endpoint.accepted().map((r) => r.position)).size === positions.length, {
       timeoutMs: 30_000,

@@ -1,4 +1,5 @@
-// The status page's forwarding section, in headless Chromium: the endpoint's state and the dead changes.
+// The status page's forwarding section, in headless Chromium: the endpoint's state and the dead changes, and
+// forwarding that no worker runs any more shown as off.
 
 import { recordChanges } from "@loops-sync/replica";
 import { type ServedStatusPage, serveStatusPage } from "@loops-sync/status";
@@ -22,7 +23,8 @@ describe.skipIf(skipWithoutChromium)("status page: forwarding", () => {
   });
 
   it("shows the endpoint failing and lists each dead change with its last error", async () => {
-    await db.sql`insert into sync.forward_progress (scanned_through, endpoint) values (0, 'https://backend.example/changes')`;
+    // A worker forwards (it recorded itself just now).
+    await db.sql`insert into sync.forward_progress (scanned_through, endpoint, seen_at) values (0, 'https://backend.example/changes', now())`;
     await db.sql.begin((tx) =>
       recordChanges(tx, [
         {
@@ -54,5 +56,30 @@ describe.skipIf(skipWithoutChromium)("status page: forwarding", () => {
     const row = `#forward-dead tr[data-position="${change!.position}"]`;
     expect(await page.textContent(`${row} [data-field="webhook-id"]`)).toBe(`chg_${change!.position}`);
     expect(await page.textContent(`${row} [data-field="last-error"]`)).toBe("HTTP 503: down for maintenance");
+  });
+
+  it("shows forwarding off once no worker forwards, with the changes waiting", async () => {
+    // The last forwarder stopped (or none recorded itself for a minute): the endpoint's last answer was a 2xx.
+    await db.sql`
+      update sync.forward_progress set seen_at = now() - interval '2 minutes', last_success_at = now(),
+        last_failure_at = null, last_failure = null`;
+    await db.sql`delete from sync.forward_deliveries`;
+    await db.sql.begin((tx) =>
+      recordChanges(tx, [
+        {
+          resource: "order",
+          resourceId: "ord_waits",
+          merchantId: "mer_1",
+          operation: "update",
+          source: "webhook",
+        },
+      ]),
+    );
+    const page = await browser!.newPage();
+    await page.goto(served!.url);
+    await page.waitForSelector('[data-field="forward-state"][data-value="off"]', { timeout: 10_000 });
+    expect(await page.getAttribute('[data-field="forward-undelivered"]', "data-value")).toBe("1");
+    expect(await page.textContent("#forwarding")).toContain("no running worker has FORWARD_URL");
+    expect(await page.getAttribute("#forwarding", "class")).toBe("tile bad");
   });
 });

@@ -101,7 +101,7 @@ describe("forwarding by worker processes, one killed -9 mid-delivery", () => {
     });
     expect(result.status).toBe(2);
     expect(result.stderr.trim()).toBe(
-      "loops-sync: FORWARD_SECRET: got a value of 17 characters (hidden), expected a whsec_… secret (whsec_ followed by base64)",
+      "loops-sync: FORWARD_SECRET: got a value of 17 characters (hidden), expected a whsec_… secret (whsec_ followed by base64), or several separated by spaces",
     );
   });
 

@@ -34,7 +34,12 @@ describe("forwarded deliveries", () => {
       serviceName: "forwarder",
       serviceVersion: "0.1.0",
     });
-    const options = { url, key: decodeWebhookSecret(SECRET), timeoutMs: 5000, userAgent: "loops-sync-test" };
+    const options = {
+      url,
+      keys: [decodeWebhookSecret(SECRET)],
+      timeoutMs: 5000,
+      userAgent: "loops-sync-test",
+    };
     try {
       expect(await sendChange(41, '{"position":41,"secret_field":"body-only"}', options)).toMatchObject({
         ok: false,

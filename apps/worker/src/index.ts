@@ -1,11 +1,18 @@
 export { classifyUpstreamFailure, type UpstreamFailure } from "@loops-sync/replica";
 export {
+  type Claimed,
   claimDeliveries,
   FORWARD_CHANNEL,
+  type RecoverRefusal,
+  type RecoverResult,
+  type RetryResult,
+  recoverDeliveries,
   retryDeliveries,
   settleDeliveries,
 } from "./forwarding/delivery-transitions.ts";
 export { createForwardMetrics, type ForwardMetrics } from "./forwarding/forward-metrics.ts";
+export { FORWARD_HEARTBEAT_MS } from "./forwarding/forwarder-heartbeat.ts";
+export { parseRetryAfterMs } from "./forwarding/parse-retry-after.ts";
 export { retryDelayMs } from "./forwarding/retry-delay.ts";
 export { scanChanges, startForwarding } from "./forwarding/scan-changes.ts";
 export { changeWebhookId, sendChange } from "./forwarding/send-change.ts";

@@ -111,6 +111,35 @@ describe("loadEnv", () => {
     );
   });
 
+  it("reads several FORWARD_SECRETs for a rotation, and the endpoint's bounds", () => {
+    const a = `whsec_${Buffer.from("old-secret").toString("base64")}`;
+    const b = `whsec_${Buffer.from("new-secret").toString("base64")}`;
+    const defaults = loadEnv({});
+    expect([defaults.FORWARD_MAX_IN_FLIGHT, defaults.FORWARD_MAX_RPS]).toEqual([64, undefined]);
+    const env = loadEnv({
+      FORWARD_SECRET: ` ${a}  ${b} `,
+      FORWARD_MAX_IN_FLIGHT: "8",
+      FORWARD_MAX_RPS: "20",
+    });
+    expect([env.FORWARD_SECRET, env.FORWARD_MAX_IN_FLIGHT, env.FORWARD_MAX_RPS]).toEqual([
+      `${a}  ${b}`,
+      8,
+      20,
+    ]);
+    expect(() => loadEnv({ FORWARD_SECRET: `${a},${b}` })).toThrow(
+      /^FORWARD_SECRET: got a value of \d+ characters \(hidden\), expected .*or several separated by spaces$/,
+    );
+    expect(() => loadEnv({ FORWARD_MAX_IN_FLIGHT: "0" })).toThrow(
+      'FORWARD_MAX_IN_FLIGHT: got "0", expected a number above 0',
+    );
+    expect(() => loadEnv({ FORWARD_MAX_IN_FLIGHT: "5000" })).toThrow(
+      'FORWARD_MAX_IN_FLIGHT: got "5000", expected a number from 1 to 1000',
+    );
+    expect(() => loadEnv({ FORWARD_MAX_RPS: "2.5" })).toThrow(
+      'FORWARD_MAX_RPS: got "2.5", expected a whole number',
+    );
+  });
+
   it("reads the standard OTEL_* variables, refusing what the exporters here cannot do", () => {
     const off = loadEnv({});
     expect(off.OTEL_EXPORTER_OTLP_ENDPOINT).toBeUndefined();

@@ -133,9 +133,18 @@ const schema = z.object({
     .min(0, "a number of merchants, 0 or more")
     .default(100),
   FORWARD_URL: httpUrl.optional(),
+  // Several secrets, space separated, during a rotation: each signs every request.
   FORWARD_SECRET: z
     .string()
-    .regex(/^whsec_[A-Za-z0-9+/]+={0,2}$/, "a whsec_… secret (whsec_ followed by base64)")
+    .transform((raw) => raw.trim())
+    .pipe(
+      z
+        .string()
+        .regex(
+          /^whsec_[A-Za-z0-9+/]+={0,2}(\s+whsec_[A-Za-z0-9+/]+={0,2})*$/,
+          "a whsec_… secret (whsec_ followed by base64), or several separated by spaces",
+        ),
+    )
     .optional(),
   FORWARD_RESOURCES: z
     .string()
@@ -146,6 +155,10 @@ const schema = z.object({
     ),
   FORWARD_TIMEOUT_MS: positiveInt.default(10_000),
   FORWARD_MAX_AGE_HOURS: positiveInt.default(24),
+  /** Changes in flight to FORWARD_URL at once, per worker process. */
+  FORWARD_MAX_IN_FLIGHT: positiveInt.max(1000, "a number from 1 to 1000").default(64),
+  /** Requests per second to FORWARD_URL, every worker together (held in Postgres). Unset: no cap. */
+  FORWARD_MAX_RPS: positiveInt.max(100_000, "a number from 1 to 100000").optional(),
   // OpenTelemetry's standard variables (tracing is on when an endpoint is set): see README, "Tracing".
   OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl.optional(),
   OTEL_EXPORTER_OTLP_PROTOCOL: z

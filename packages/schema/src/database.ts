@@ -662,6 +662,15 @@ export interface SyncForwardProgress {
   last_success_at: Timestamp | null;
   last_failure_at: Timestamp | null;
   last_failure: string | null;
+  held_until: Timestamp | null;
+  seen_at: Timestamp | null;
+}
+
+/** Table sync.forward_rate. */
+export interface SyncForwardRate {
+  singleton: Generated<boolean>;
+  slot: Generated<number>;
+  used: Generated<number[]>;
 }
 
 /** Table sync.merchants. */
@@ -811,6 +820,7 @@ export interface Database {
   "sync.events": SyncEvents;
   "sync.forward_deliveries": SyncForwardDeliveries;
   "sync.forward_progress": SyncForwardProgress;
+  "sync.forward_rate": SyncForwardRate;
   "sync.merchants": SyncMerchants;
   "sync.migrations": SyncMigrations;
   "sync.order_refresh": SyncOrderRefresh;

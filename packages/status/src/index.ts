@@ -4,7 +4,12 @@ export { type MerchantPage, merchantLag, pageMerchants } from "./page-merchants.
 export { type MerchantBacklog, readBacklog } from "./read-backlog.ts";
 export { type ChangeFeedStatus, readChangeFeed } from "./read-change-feed.ts";
 export { readEventsPerMinute } from "./read-events-per-minute.ts";
-export { type DeadChange, type ForwardingStatus, readForwarding } from "./read-forwarding.ts";
+export {
+  type DeadChange,
+  FORWARD_OFF_AFTER_SECONDS,
+  type ForwardingStatus,
+  readForwarding,
+} from "./read-forwarding.ts";
 export { readMerchantStatuses } from "./read-merchant-statuses.ts";
 export { readQueueStatus } from "./read-queue-status.ts";
 export { readRecoveryStatus } from "./read-recovery-status.ts";

@@ -9,6 +9,7 @@ export interface AttentionItem {
     | "lag"
     | "forward_dead"
     | "forward_lag"
+    | "forward_off"
     | "paused"
     | "set_aside";
   /** The merchant concerned; absent for queue-wide items. */
@@ -96,8 +97,15 @@ export function needsAttention(status: SyncStatus, maxLagSeconds: number): Atten
       detail: `${forwarding.dead} forwarded change(s) are dead (no 2xx from ${forwarding.endpoint ?? "FORWARD_URL"} within FORWARD_MAX_AGE_HOURS); fix the endpoint, then \`loops-sync forward retry --dead\``,
     });
   }
+  if (forwarding?.state === "off" && forwarding.undelivered > 0) {
+    items.push({
+      kind: "forward_off",
+      detail: `forwarding is off (no running worker has FORWARD_URL${forwarding.forwarderSeenAt ? `; last seen ${forwarding.forwarderSeenAt}` : ""}) and ${forwarding.undelivered} change(s) wait for ${forwarding.endpoint ?? "FORWARD_URL"}, kept from prune; start a worker with FORWARD_URL to send them`,
+    });
+  }
   const behind = forwarding?.oldestUndeliveredSeconds ?? null;
-  if (behind !== null && behind > maxLagSeconds) {
+  // Off explains the wait already (forward_off); lag is for forwarding that runs.
+  if (behind !== null && behind > maxLagSeconds && forwarding?.state !== "off") {
     items.push({
       kind: "forward_lag",
       detail: `the oldest change not yet forwarded is ${Math.round(behind)} s old (more than ${maxLagSeconds} s)${forwarding?.lastFailure ? `; last failure: ${forwarding.lastFailure}` : ""}`,

@@ -5,8 +5,16 @@ import { redactSecrets } from "./redact-secrets.ts";
 export interface ForwardingStatus {
   /** FORWARD_URL without its query or credentials, as the last worker that started saw it. */
   endpoint: string | null;
-  /** `ok` (the last answer was a 2xx), `failing` (the last attempt failed), or `idle` (nothing sent yet). */
-  state: "ok" | "failing" | "idle";
+  /**
+   * `off` (no worker forwards: none recorded running within FORWARD_OFF_AFTER_SECONDS, FORWARD_URL unset or
+   * the workers down), else `ok` (the last answer was a 2xx), `failing` (the last attempt failed), or `idle`
+   * (nothing sent yet).
+   */
+  state: "off" | "ok" | "failing" | "idle";
+  /** When a running forwarder last recorded itself (every 10 s); null after the last one stopped cleanly. */
+  forwarderSeenAt: string | null;
+  /** The endpoint's Retry-After holds every delivery until then; null when it does not. */
+  heldUntil: string | null;
   lastSuccessAt: string | null;
   lastFailureAt: string | null;
   /** The last failure, short ("HTTP 503: …", "no answer within 10000 ms", "connection failed: ECONNREFUSED"). */
@@ -35,6 +43,9 @@ export interface DeadChange {
 
 const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
 
+/** Forwarding is `off` when no forwarder recorded itself for this long (they do every 10 s). */
+export const FORWARD_OFF_AFTER_SECONDS = 60;
+
 /** Forwarding's state, or null when forwarding was never turned on (no worker had FORWARD_URL). */
 export async function readForwarding(sql: Sql | TransactionSql): Promise<ForwardingStatus | null> {
   const [progress] = await sql<
@@ -43,12 +54,17 @@ export async function readForwarding(sql: Sql | TransactionSql): Promise<Forward
       last_success_at: Date | null;
       last_failure_at: Date | null;
       last_failure: string | null;
+      seen_at: Date | null;
+      held_until: Date | null;
+      off: boolean;
       undelivered: number;
       oldest_seconds: number | null;
       dead: number;
     }[]
   >`
-    select p.endpoint, p.last_success_at, p.last_failure_at, p.last_failure,
+    select p.endpoint, p.last_success_at, p.last_failure_at, p.last_failure, p.seen_at,
+      case when p.held_until > now() then p.held_until end as held_until,
+      (p.seen_at is null or p.seen_at < now() - ${FORWARD_OFF_AFTER_SECONDS} * interval '1 second') as off,
       (select count(*) from sync.forward_deliveries where dead_at is null)::int
         + (select count(*) from replica.changes c where c.position > p.scanned_through)::int as undelivered,
       extract(epoch from now() - least(
@@ -76,7 +92,9 @@ export async function readForwarding(sql: Sql | TransactionSql): Promise<Forward
     (progress.last_success_at === null || progress.last_failure_at > progress.last_success_at);
   return {
     endpoint: progress.endpoint,
-    state: failing ? "failing" : progress.last_success_at ? "ok" : "idle",
+    state: progress.off ? "off" : failing ? "failing" : progress.last_success_at ? "ok" : "idle",
+    forwarderSeenAt: iso(progress.seen_at),
+    heldUntil: iso(progress.held_until),
     lastSuccessAt: iso(progress.last_success_at),
     lastFailureAt: iso(progress.last_failure_at),
     lastFailure: progress.last_failure === null ? null : redactSecrets(progress.last_failure),

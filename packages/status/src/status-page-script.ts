@@ -193,9 +193,13 @@ export const STATUS_PAGE_SCRIPT = String.raw`
   function forwarding(s) {
     const f = s.forwarding;
     if (!f) return el("section");
-    const summary = el("p", { id: "forwarding", class: f.state === "failing" || f.dead > 0 ? "tile bad" : "" },
+    const off = f.state === "off";
+    const bad = f.state === "failing" || f.dead > 0 || (off && f.undelivered > 0);
+    const summary = el("p", { id: "forwarding", class: bad ? "tile bad" : "" },
       "Endpoint " + (f.endpoint || "FORWARD_URL") + ": ",
       el("b", { "data-field": "forward-state", "data-value": f.state }, f.state),
+      off ? " (no running worker has FORWARD_URL; the changes below wait, kept from prune)" : "",
+      f.heldUntil ? "; held by the endpoint's Retry-After until " + time(f.heldUntil) : "",
       "; last 2xx " + time(f.lastSuccessAt) + "; undelivered ",
       el("b", { "data-field": "forward-undelivered", "data-value": f.undelivered }, f.undelivered),
       " (oldest " + ago(f.oldestUndeliveredSeconds) + "); dead ",

@@ -120,6 +120,8 @@ async function startParts(
             resources: env.FORWARD_RESOURCES,
             timeoutMs: env.FORWARD_TIMEOUT_MS,
             maxAgeHours: env.FORWARD_MAX_AGE_HOURS,
+            maxInFlight: env.FORWARD_MAX_IN_FLIGHT,
+            ...(env.FORWARD_MAX_RPS === undefined ? {} : { maxRps: env.FORWARD_MAX_RPS }),
           }
         : undefined,
     });

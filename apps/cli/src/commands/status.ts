@@ -123,8 +123,16 @@ function printStatus(whole: SyncStatus): void {
 function printForwarding({ forwarding: f, generatedAt }: SyncStatus): void {
   if (!f) return;
   const now = Date.parse(generatedAt);
+  if (f.state === "off") {
+    console.log(
+      `forwarding to ${f.endpoint ?? "FORWARD_URL"}: off (no running worker has FORWARD_URL; ${f.forwarderSeenAt ? `one last seen ${ago(f.forwarderSeenAt, now)}` : "the last one stopped"}); ` +
+        `${f.undelivered} undelivered, kept from prune until a worker with FORWARD_URL sends them; ${f.dead} dead`,
+    );
+    return;
+  }
+  const held = f.heldUntil ? `; held by the endpoint's Retry-After until ${f.heldUntil}` : "";
   console.log(
-    `forwarding to ${f.endpoint ?? "FORWARD_URL"}: ${f.state}; last 2xx ${ago(f.lastSuccessAt, now)}; ` +
+    `forwarding to ${f.endpoint ?? "FORWARD_URL"}: ${f.state}${held}; last 2xx ${ago(f.lastSuccessAt, now)}; ` +
       `${f.undelivered} undelivered` +
       (f.oldestUndeliveredSeconds === null ? "" : ` (oldest ${seconds(f.oldestUndeliveredSeconds)})`) +
       `; ${f.dead} dead` +

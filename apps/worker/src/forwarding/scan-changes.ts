@@ -6,13 +6,13 @@ export const SCAN_BATCH = 2000;
 /**
  * The first worker that forwards starts after the newest change committed then (every change at or below it
  * is already visible: docs/decisions.md, "The change feed is gap-free by commit order"); later ones keep the
- * stored position. Records the endpoint (without its query or credentials) for status.
+ * stored position. Records the endpoint (without its query or credentials) and that a forwarder runs, for status.
  */
 export async function startForwarding(sql: Sql, endpoint: string): Promise<void> {
   await sql`
-    insert into sync.forward_progress (scanned_through, endpoint)
-    select coalesce(max(position), 0), ${endpoint} from replica.changes
-    on conflict (singleton) do update set endpoint = excluded.endpoint`;
+    insert into sync.forward_progress (scanned_through, endpoint, seen_at)
+    select coalesce(max(position), 0), ${endpoint}, now() from replica.changes
+    on conflict (singleton) do update set endpoint = excluded.endpoint, seen_at = now()`;
 }
 
 /**

@@ -1,16 +1,22 @@
 import type { KeyObject } from "node:crypto";
 import { activeTracing } from "@loops-sync/tracing";
 import { computeSignature } from "@loops-sync/webhooks";
+import { parseRetryAfterMs } from "./parse-retry-after.ts";
 import { traceForwardDelivery } from "./trace-forward-delivery.ts";
 
-/** How one POST of a change ended: a 2xx in time, or why not (short, never the secret or the URL's query). */
-export type SendResult = { ok: true } | { ok: false; kind: "status" | "timeout" | "network"; error: string };
+/**
+ * How one POST of a change ended: a 2xx in time, or why not (short, never the secret or the URL's query). A
+ * 429 or 503 with a readable Retry-After carries it, in milliseconds (unbounded: the forwarder bounds it).
+ */
+export type SendResult =
+  | { ok: true }
+  | { ok: false; kind: "status" | "timeout" | "network"; error: string; retryAfterMs?: number };
 
 export interface SendChangeOptions {
   /** FORWARD_URL. */
   url: string;
-  /** The decoded FORWARD_SECRET (`decodeWebhookSecret`). */
-  key: Buffer | KeyObject;
+  /** The decoded FORWARD_SECRET, one key per secret (`decodeWebhookSecrets`): each signs every request. */
+  keys: readonly (Buffer | KeyObject)[];
   /** FORWARD_TIMEOUT_MS: the whole exchange, answer included. */
   timeoutMs: number;
   /** Aborts the request (the worker stopping). */
@@ -37,7 +43,7 @@ export function sendChange(position: number, body: string, options: SendChangeOp
 async function postChange(
   position: number,
   body: string,
-  { url, key, timeoutMs, signal, userAgent }: SendChangeOptions,
+  { url, keys, timeoutMs, signal, userAgent }: SendChangeOptions,
 ): Promise<SendResult> {
   const id = changeWebhookId(position);
   const timestamp = String(Math.floor(Date.now() / 1000));
@@ -52,7 +58,8 @@ async function postChange(
         "user-agent": userAgent,
         "webhook-id": id,
         "webhook-timestamp": timestamp,
-        "webhook-signature": `v1,${computeSignature(key, id, timestamp, body)}`,
+        // Standard Webhooks: space-separated signatures, so a receiver with either secret accepts (rotation).
+        "webhook-signature": keys.map((key) => `v1,${computeSignature(key, id, timestamp, body)}`).join(" "),
       },
       body,
     });
@@ -60,7 +67,14 @@ async function postChange(
     const text = await response.text();
     if (response.status >= 200 && response.status < 300) return { ok: true };
     const detail = text.replace(/\s+/g, " ").trim().slice(0, ERROR_BODY_CHARS);
-    return { ok: false, kind: "status", error: `HTTP ${response.status}${detail ? `: ${detail}` : ""}` };
+    const error = `HTTP ${response.status}${detail ? `: ${detail}` : ""}`;
+    const retryAfter =
+      response.status === 429 || response.status === 503
+        ? parseRetryAfterMs(response.headers.get("retry-after"))
+        : undefined;
+    return retryAfter === undefined
+      ? { ok: false, kind: "status", error }
+      : { ok: false, kind: "status", error, retryAfterMs: retryAfter };
   } catch (error) {
     if (timeout.aborted) return { ok: false, kind: "timeout", error: `no answer within ${timeoutMs} ms` };
     if (signal?.aborted) return { ok: false, kind: "network", error: "aborted: the worker is stopping" };

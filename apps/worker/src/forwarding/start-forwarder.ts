@@ -2,11 +2,12 @@ import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { type Logger, version } from "@loops-sync/config";
 import type { Sql } from "@loops-sync/db";
-import { decodeWebhookSecret } from "@loops-sync/webhooks";
+import { decodeWebhookSecrets } from "@loops-sync/webhooks";
 import { Registry } from "prom-client";
 import { createAnswerBatch } from "./answer-batch.ts";
 import { type ClaimedChange, claimDeliveries, FORWARD_CHANNEL } from "./delivery-transitions.ts";
 import { createForwardMetrics } from "./forward-metrics.ts";
+import { FORWARD_HEARTBEAT_MS, markForwarderGone, markForwarderSeen } from "./forwarder-heartbeat.ts";
 import { retryDelayMs } from "./retry-delay.ts";
 import { SCAN_BATCH, scanChanges, startForwarding } from "./scan-changes.ts";
 import { sendChange } from "./send-change.ts";
@@ -18,7 +19,7 @@ export interface ForwarderOptions {
   sql: Sql;
   /** FORWARD_URL. */
   url: string;
-  /** FORWARD_SECRET (whsec_…). Never logged. */
+  /** FORWARD_SECRET: one whsec_… secret or several separated by spaces (each signs every request). Never logged. */
   secret: string;
   /** FORWARD_RESOURCES: only these resources are forwarded. Default: all. */
   resources?: readonly string[];
@@ -26,8 +27,12 @@ export interface ForwarderOptions {
   timeoutMs?: number;
   /** FORWARD_MAX_AGE_HOURS: a change still failing this long after its commit is dead. Default: 24. */
   maxAgeHours?: number;
-  /** Changes in flight at once, in this process (each of another resource). Default: 64. */
+  /** FORWARD_MAX_IN_FLIGHT: changes in flight at once, in this process (each of another resource). Default: 64. */
   maxInFlight?: number;
+  /** FORWARD_MAX_RPS: requests started per second, every worker together. Default: no cap. */
+  maxRps?: number;
+  /** The longest Retry-After honoured; a longer one holds this long. Default: 600 000 ms. */
+  maxHoldMs?: number;
   /** Looks for new changes and due retries this often even without a NOTIFY. Default: 1000 ms. */
   pollIntervalMs?: number;
   /** A claimed change is this process's until then; past it, another worker sends it. Default: timeoutMs + 5000. */
@@ -62,25 +67,40 @@ export function describeEndpoint(url: string): string {
 export async function startForwarder(options: ForwarderOptions): Promise<Forwarder> {
   const { sql, url, secret, resources = [], logger } = options;
   const { timeoutMs = 10_000, maxAgeHours = 24, maxInFlight = 64, pollIntervalMs = 1000 } = options;
-  const { leaseMs = timeoutMs + 5000, retryBaseMs, retryCapMs } = options;
+  const { leaseMs = timeoutMs + 5000, retryBaseMs, retryCapMs, maxRps, maxHoldMs = 600_000 } = options;
   if (!Number.isInteger(maxInFlight) || maxInFlight < 1) {
     throw new RangeError(
       `startForwarder: maxInFlight must be a whole number of at least 1, got ${maxInFlight}`,
     );
   }
-  const key = decodeWebhookSecret(secret);
+  if (maxRps !== undefined && (!Number.isInteger(maxRps) || maxRps < 1)) {
+    throw new RangeError(`startForwarder: maxRps must be a whole number of at least 1, got ${maxRps}`);
+  }
+  const keys = decodeWebhookSecrets(secret.split(/\s+/).filter(Boolean));
   const endpoint = describeEndpoint(url);
   const metrics = createForwardMetrics(options.registry ?? new Registry(), sql);
   const worker = `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
   const maxAgeMs = maxAgeHours * 3_600_000;
   const abort = new AbortController();
-  const send = { url, key, timeoutMs, signal: abort.signal, userAgent: `loops-sync/${version}` };
+  const send = { url, keys, timeoutMs, signal: abort.signal, userAgent: `loops-sync/${version}` };
   const inFlight = new Set<Promise<void>>();
   let stopping = false;
   let scanDue = true;
   let pumping = false;
   let pumpAgain = false;
   let failing = false;
+  // The endpoint's Retry-After, seen here (epoch ms): claims wait for it at once, before the answer is
+  // recorded for the other workers (held_until). One timer wakes the pump when it ends, or when the rate
+  // cap has room again.
+  let heldUntil = 0;
+  let wakeTimer: NodeJS.Timeout | undefined;
+  const wakeAfter = (ms: number) => {
+    if (wakeTimer || stopping) return;
+    wakeTimer = setTimeout(() => {
+      wakeTimer = undefined;
+      if (!stopping) void pump();
+    }, ms);
+  };
 
   await startForwarding(sql, endpoint);
   const answers = createAnswerBatch({
@@ -114,7 +134,14 @@ export async function startForwarder(options: ForwarderOptions): Promise<Forward
         const free = maxInFlight - inFlight.size;
         // Nearly full: wait for answers to free a few slots, rather than a claim query per answer.
         if (free < Math.ceil(maxInFlight / 8) || stopping) break;
-        for (const change of await claimDeliveries(sql, { worker, limit: free, leaseMs })) start(change);
+        const held = heldUntil - Date.now();
+        if (held > 0) {
+          wakeAfter(held);
+          break;
+        }
+        const claimed = await claimDeliveries(sql, { worker, limit: free, leaseMs, maxRps });
+        for (const change of claimed.changes) start(change);
+        if (claimed.nextSlotMs !== null) wakeAfter(claimed.nextSlotMs);
       } while (pumpAgain && !stopping);
     } catch (error) {
       scanDue = true;
@@ -134,10 +161,20 @@ export async function startForwarder(options: ForwarderOptions): Promise<Forward
         failing = false;
       } else {
         const aborted = abort.signal.aborted;
+        const holdMs = result.retryAfterMs === undefined ? 0 : Math.min(result.retryAfterMs, maxHoldMs);
+        if (holdMs > 0) {
+          heldUntil = Math.max(heldUntil, Date.now() + holdMs);
+          logger.warn(
+            { endpoint, holdMs, error: result.error },
+            "forwarding endpoint asked to wait (Retry-After)",
+          );
+        }
+        const backoff = retryDelayMs(change.attempts, { baseMs: retryBaseMs, capMs: retryCapMs });
         answers.failed({
           position: change.position,
           error: result.error,
-          retryInMs: aborted ? 0 : retryDelayMs(change.attempts, { baseMs: retryBaseMs, capMs: retryCapMs }),
+          retryInMs: aborted ? 0 : Math.max(backoff, holdMs),
+          holdMs,
         });
         if (!aborted) metrics.failedAttempts.inc({ kind: result.kind });
         if (!failing && !aborted) {
@@ -167,14 +204,24 @@ export async function startForwarder(options: ForwarderOptions): Promise<Forward
     () => wake(true),
     () => wake(true),
   );
-  const retries = await sql.listen(FORWARD_CHANNEL, () => wake(false));
+  // `forward retry` lifts the hold for every worker (held_until), so this one's too.
+  const retries = await sql.listen(FORWARD_CHANNEL, () => {
+    heldUntil = 0;
+    wake(false);
+  });
   const poller = setInterval(() => {
     if (answers.waiting() > 0) void answers.flush();
     wake(true);
   }, pollIntervalMs);
   poller.unref();
+  const beat = () =>
+    markForwarderSeen(sql).catch((error: unknown) =>
+      logger.warn({ error: String(error) }, "forwarding could not record that it runs; retrying"),
+    );
+  const heartbeat = setInterval(() => void beat(), FORWARD_HEARTBEAT_MS);
+  heartbeat.unref();
   logger.info(
-    { endpoint, resources: resources.length > 0 ? resources : "all", maxInFlight },
+    { endpoint, resources: resources.length > 0 ? resources : "all", maxInFlight, maxRps: maxRps ?? "none" },
     "forwarding started",
   );
 
@@ -182,11 +229,14 @@ export async function startForwarder(options: ForwarderOptions): Promise<Forward
     async stop(abortAfterMs) {
       stopping = true;
       clearInterval(poller);
+      clearInterval(heartbeat);
+      clearTimeout(wakeTimer);
       await Promise.all([changes.unlisten(), retries.unlisten()].map((p) => p.catch(() => {})));
       const abortTimer = setTimeout(() => abort.abort(), abortAfterMs);
       await Promise.allSettled([...inFlight]);
       clearTimeout(abortTimer);
       await answers.flush();
+      await markForwarderGone(sql).catch(() => {});
       logger.info({ endpoint }, "forwarding stopped");
     },
   };
