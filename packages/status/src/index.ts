@@ -5,6 +5,12 @@ export { type MerchantBacklog, readBacklog } from "./read-backlog.ts";
 export { type ChangeFeedStatus, readChangeFeed } from "./read-change-feed.ts";
 export { readEventsPerMinute } from "./read-events-per-minute.ts";
 export { type DeadChange, type ForwardingStatus, readForwarding } from "./read-forwarding.ts";
+export {
+  DEFAULT_JOB_RUN_LIMIT_SECONDS,
+  JOB_RUN_LIMIT_SECONDS,
+  type LockedTooLongJob,
+  readLockedTooLong,
+} from "./read-locked-too-long.ts";
 export { readMerchantStatuses } from "./read-merchant-statuses.ts";
 export { readQueueStatus } from "./read-queue-status.ts";
 export { readRecoveryStatus } from "./read-recovery-status.ts";
