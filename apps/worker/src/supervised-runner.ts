@@ -27,15 +27,17 @@ interface Run {
   runner: Runner;
   poolId: string;
   ended: boolean;
+  /** Stopped by us to be replaced: its end is not the process's. */
+  replaced: boolean;
 }
 
 /**
  * graphile-worker's runner, replaced by a new one (a new pool id) whenever a claim of jobs lost its answer
  * (queue-pool.ts). Such a claim may have committed: a job is then locked by the pool id, and no worker of that
  * pool knows it, so without this it waits for graphile-worker's 4-hour lock expiry. graphile-worker can only
- * release locks by pool id (`force_unlock_workers`), so the pool is retired instead: a new run takes jobs at
- * once, the old one finishes what it runs (or releases it after `gracefulShutdownAbortTimeout`), and then
- * every lock still held by its id, a job's and its named queue's, is released (pool-registry.ts `retire`).
+ * release locks by pool id (`force_unlock_workers`), so the pool is retired instead: the old run finishes what
+ * it runs (or releases it after `gracefulShutdownAbortTimeout`), then every lock still held by its id, a
+ * job's and its named queue's, is released (pool-registry.ts `retire`), and a new run takes jobs.
  */
 export async function startSupervisedRunner({
   options,
@@ -58,10 +60,10 @@ export async function startSupervisedRunner({
     const runner = await run(options);
     await Promise.all(registered.splice(0));
     if (!created) throw new Error("graphile-worker started a run without creating its worker pool");
-    const started: Run = { runner, poolId: created, ended: false };
+    const started: Run = { runner, poolId: created, ended: false, replaced: false };
     const ended = (error?: unknown) => {
       started.ended = true;
-      if (started === current && !stopping) onEnd(error);
+      if (!started.replaced && !stopping) onEnd(error);
     };
     runner.promise.then(() => ended(), ended);
     return started;
@@ -76,6 +78,7 @@ export async function startSupervisedRunner({
   const retiring = new Map<string, Promise<void>>();
   let renewing: Promise<void> | undefined;
 
+  /** Stops a replaced run gracefully; then nothing runs under its id, and what it still locks is released. */
   const retire = async (old: Run) => {
     try {
       if (!old.ended) await old.runner.stop("replaced after a claim lost its answer");
@@ -88,7 +91,8 @@ export async function startSupervisedRunner({
     await pools.retire(old.poolId);
     lost.delete(old.poolId);
   };
-
+  // A job that ignores its abort signal must not keep the queue from being served for long.
+  const stopWaitMs = (options.gracefulShutdownAbortTimeout ?? 5000) + 5000;
   /** Starts a new run, retrying while Postgres is away; undefined when the process stops meanwhile. */
   const startAgain = async (): Promise<Run | undefined> => {
     for (let wait = 500; !stopping; wait = Math.min(wait * 2, 5000)) {
@@ -109,17 +113,19 @@ export async function startSupervisedRunner({
   const renew = async () => {
     while (!stopping && lost.has(current.poolId)) {
       const old = current;
+      old.replaced = true;
+      const retired = retire(old).finally(() => retiring.delete(old.poolId));
+      retiring.set(old.poolId, retired);
+      // The new run starts once the old one has stopped: their jobs together could need more connections
+      // than DATABASE_POOL_SIZE has, and a job holding a transaction while it waits for another would stall.
+      await Promise.race([retired, delay(stopWaitMs, undefined, { ref: false })]);
       const next = await startAgain();
       if (!next) return;
       current = next;
       renewals += 1;
       logger.warn(
         { pool: old.poolId, newPool: next.poolId },
-        "a job claim lost its answer; the job pool was replaced, and the old one is retired once its jobs end",
-      );
-      retiring.set(
-        old.poolId,
-        retire(old).finally(() => retiring.delete(old.poolId)),
+        "a job claim lost its answer; the job pool was replaced, and the old one retired",
       );
     }
   };
@@ -128,7 +134,9 @@ export async function startSupervisedRunner({
     if (stopping || retiring.has(poolId)) return;
     logger.warn({ pool: poolId, error: error.message }, "a job claim lost its answer; it may hold a job");
     lost.add(poolId);
-    renewing ??= renew()
+    // After graphile-worker has seen the claim fail: a worker stopped before that exits with an error trace.
+    renewing ??= new Promise<void>((resolve) => setImmediate(resolve))
+      .then(renew)
       .catch((renewError: unknown) =>
         logger.error({ error: (renewError as Error).message }, "replacing the job pool failed"),
       )
@@ -148,7 +156,7 @@ export async function startSupervisedRunner({
       stopping = true;
       await renewing;
       // A runner that stopped by itself refuses a second stop.
-      const stopCurrent = current.ended ? Promise.resolve() : current.runner.stop();
+      const stopCurrent = current.ended || current.replaced ? Promise.resolve() : current.runner.stop();
       await Promise.all([stopCurrent, ...retiring.values()]);
       // Its claim was lost before the process stopped: nothing of this process runs it any more.
       if (lost.has(current.poolId)) await pools.retire(current.poolId);
