@@ -7,13 +7,7 @@ import { randomBytes } from "node:crypto";
 import { type Sandbox, startSandbox } from "@loops-sync/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { compareReplicaWithTruth } from "#testkit/compare-replica";
-import {
-  type LoopsSyncProcess,
-  loopsSyncEnv,
-  ProcessGroup,
-  receiverUrlOf,
-  recordSecrets,
-} from "#testkit/processes";
+import { loopsSyncEnv, ProcessGroup, receiverUrlOf, recordSecrets } from "#testkit/processes";
 import { waitFor } from "#testkit/wait-for";
 import { chaosSeed } from "../support/chaos-seed.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
@@ -36,6 +30,7 @@ describe("a job claim whose answer is lost", () => {
 
   beforeAll(async () => {
     db = await createTestDatabase();
+    // At the real time scale: sped up, the sandbox's tokens expire every 30 s and Loops pauses the calls.
     sandbox = await startSandbox({ seed: world.seed });
     recordSecrets(RUN_ID, [world.credentials.clientSecret, world.webhookSecret]);
     const target = new URL(db.url);
@@ -48,17 +43,13 @@ describe("a job claim whose answer is lost", () => {
     await db?.drop();
   }, 30_000);
 
-  const env = (databaseUrl: string) =>
+  const env = (databaseUrl: string, extra: Record<string, string> = {}) =>
     loopsSyncEnv({
       databaseUrl,
       api: sandbox,
       credentials: world.credentials,
       webhookSecrets: [world.webhookSecret],
-      extra: {
-        WORKER_CONCURRENCY: "4",
-        CATCHUP_CRON: "* * * * *",
-        LOOPS_MERCHANT_IDS: world.merchantIds.join(","),
-      },
+      extra: { LOOPS_MERCHANT_IDS: world.merchantIds.join(","), ...extra },
     });
   const throughProxy = () => {
     const url = new URL(db.url);
@@ -107,14 +98,16 @@ describe("a job claim whose answer is lost", () => {
         select count(*)::int as n from graphile_worker.jobs where id = any(${ids}::bigint[])`
     )[0]!.n;
 
-  let worker: LoopsSyncProcess;
-
   it("runs a catch-up whose claim lost its answer, and frees the catchup_ticks queue, within 2 minutes", {
     timeout: 240_000,
   }, async () => {
     // The worker queues a catch-up at start, in the named queue: its claim is the one dropped.
     proxy.arm(1, (row) => row.job_queue_id !== null);
-    worker = procs.spawn({ name: `${RUN_ID}-worker`, args: ["worker"], env: env(throughProxy()) });
+    const worker = procs.spawn({
+      name: `${RUN_ID}-catchup-worker`,
+      args: ["worker"],
+      env: env(throughProxy(), { WORKER_CONCURRENCY: "4", CATCHUP_CRON: "* * * * *" }),
+    });
     await waitFor(() => proxy.dropped.length === 1, { timeoutMs: 60_000, what: "a catch-up claim dropped" });
     const lostAt = Date.now();
     const stranded = proxy.dropped[0]!;
@@ -132,6 +125,7 @@ describe("a job claim whose answer is lost", () => {
     expect(Date.now() - lostAt).toBeLessThan(RUNS_WITHIN_MS);
     expect(worker.alive()).toBe(true);
     await worker.waitForLine(/job pool was replaced/);
+    await worker.kill("SIGTERM");
   });
 
   it(`settles every event and mirrors every order within 2 minutes after ${LOST_ANSWERS} lost answers`, {
@@ -142,6 +136,8 @@ describe("a job claim whose answer is lost", () => {
       url: `${await receiverUrlOf(receiver)}/webhooks/loops`,
       secrets: [world.webhookSecret],
     });
+    // Catch-up and the reconcile at start may hold a few workers for minutes; the default 8 leave room.
+    const worker = procs.spawn({ name: `${RUN_ID}-worker`, args: ["worker"], env: env(throughProxy()) });
     await worker.waitForLine(/"msg":"worker started"/);
     sandbox.startGenerator({ ratePerSecond: 5, advanceEveryMs: 300 });
     // Order events go to the order scheduler, not graphile-worker: the claims to lose are location reads
@@ -149,28 +145,34 @@ describe("a job claim whose answer is lost", () => {
     // to the server.
     let adding = true;
     const addJobs = (async () => {
-      while (adding) {
-        await db.sql`
-          select graphile_worker.add_job('refresh_locations', json_build_object('merchantId', m))
-          from unnest(${world.merchantIds}::text[]) as m`;
+      for (let round = 0; adding; round++) {
         await db.sql`
           select graphile_worker.add_job('process_events', json_build_object('eventIds', array['evt_none_' || n]))
           from generate_series(1, 3) as n`;
+        if (round % 10 === 0) {
+          await db.sql`
+            select graphile_worker.add_job('refresh_locations', json_build_object('merchantId', m))
+            from unnest(${world.merchantIds}::text[]) as m`;
+        }
         await sleep(200);
       }
     })();
     // One lost answer at a time, while orders flow: each is a claim that committed and was never heard of.
+    const before = proxy.dropped.length;
     for (let n = 1; n <= LOST_ANSWERS; n++) {
       proxy.arm(1);
-      await waitFor(() => proxy.dropped.length === n + 1, { timeoutMs: 60_000, what: `lost answer ${n}` });
+      await waitFor(() => proxy.dropped.length === before + n, {
+        timeoutMs: 60_000,
+        what: `lost answer ${n}`,
+      });
     }
     const lastLostAt = Date.now();
     sandbox.stopGenerator();
     adding = false;
     await addJobs;
     // A released job is often the next one claimed, so one job may lose several answers.
-    const stranded = [...new Set(proxy.dropped.slice(1).map((row) => row.id!))];
-    expect(proxy.dropped.slice(1).every((row) => row.locked_by?.startsWith("pool-"))).toBe(true);
+    const stranded = [...new Set(proxy.dropped.slice(before).map((row) => row.id!))];
+    expect(proxy.dropped.slice(before).every((row) => row.locked_by?.startsWith("pool-"))).toBe(true);
 
     let problems: string[] = [];
     await waitNoLongLocks(async () => {

@@ -1,6 +1,6 @@
 import { setTimeout as delay } from "node:timers/promises";
 import type { Logger } from "@loops-sync/config";
-import { type Runner, type RunnerOptions, run, type WorkerEvents } from "graphile-worker";
+import { type Runner, type RunnerOptions, run, type WorkerEvents, type WorkerPool } from "graphile-worker";
 import type { PoolRegistry } from "./pool-registry.ts";
 import type { QueuePool } from "./queue-pool.ts";
 
@@ -25,6 +25,7 @@ export interface SupervisedRunner {
 
 interface Run {
   runner: Runner;
+  workerPool: WorkerPool;
   poolId: string;
   ended: boolean;
   /** Stopped by us to be replaced: its end is not the process's. */
@@ -46,10 +47,10 @@ export async function startSupervisedRunner({
   onEnd,
 }: SupervisedRunnerOptions): Promise<SupervisedRunner> {
   const { pgPool, events } = options;
-  let created: string | undefined;
+  let created: WorkerPool | undefined;
   const registered: Promise<void>[] = [];
   events.on("pool:create", ({ workerPool }) => {
-    created = workerPool.id;
+    created = workerPool;
     registered.push(
       pools.register(workerPool.id).catch((error) => logger.warn({ error }, "pool registration failed")),
     );
@@ -59,8 +60,16 @@ export async function startSupervisedRunner({
     created = undefined;
     const runner = await run(options);
     await Promise.all(registered.splice(0));
-    if (!created) throw new Error("graphile-worker started a run without creating its worker pool");
-    const started: Run = { runner, poolId: created, ended: false, replaced: false };
+    // Set by the pool:create event during run().
+    const workerPool = created as WorkerPool | undefined;
+    if (!workerPool) throw new Error("graphile-worker started a run without creating its worker pool");
+    const started: Run = {
+      runner,
+      workerPool,
+      poolId: workerPool.id,
+      ended: false,
+      replaced: false,
+    };
     const ended = (error?: unknown) => {
       started.ended = true;
       if (!started.replaced && !stopping) onEnd(error);
@@ -78,21 +87,43 @@ export async function startSupervisedRunner({
   const retiring = new Map<string, Promise<void>>();
   let renewing: Promise<void> | undefined;
 
-  /** Stops a replaced run gracefully; then nothing runs under its id, and what it still locks is released. */
+  // A job that ignores its abort signal must not keep the queue from being served, nor the lost claim locked.
+  const stopWaitMs = (options.gracefulShutdownAbortTimeout ?? 5000) + 5000;
+
+  /**
+   * Stops a replaced run: gracefully, and if its jobs have not ended `stopWaitMs` later, forcefully (graphile-
+   * worker fails them, so they are retried). Then nothing runs under its id, and what it still locks is
+   * released.
+   */
   const retire = async (old: Run) => {
-    try {
-      if (!old.ended) await old.runner.stop("replaced after a claim lost its answer");
-    } catch (error) {
+    const reason = "replaced after a claim lost its answer";
+    const stopped = (old.ended ? Promise.resolve() : old.runner.stop(reason)).then(
+      () => true,
+      (error: unknown) => {
+        logger.warn(
+          { pool: old.poolId, error: (error as Error).message },
+          "a replaced job pool stopped with an error",
+        );
+        return true;
+      },
+    );
+    const inTime = await Promise.race([stopped, delay(stopWaitMs, false, { ref: false })]);
+    if (!inTime) {
       logger.warn(
-        { pool: old.poolId, error: (error as Error).message },
-        "a replaced job pool stopped with an error",
+        { pool: old.poolId },
+        "a replaced job pool's jobs did not end when aborted; they are failed and retried",
+      );
+      await Promise.resolve(old.workerPool.forcefulShutdown(reason)).catch((error: unknown) =>
+        logger.warn(
+          { pool: old.poolId, error: (error as Error).message },
+          "forceful stop of a replaced job pool failed",
+        ),
       );
     }
     await pools.retire(old.poolId);
     lost.delete(old.poolId);
   };
-  // A job that ignores its abort signal must not keep the queue from being served for long.
-  const stopWaitMs = (options.gracefulShutdownAbortTimeout ?? 5000) + 5000;
+
   /** Starts a new run, retrying while Postgres is away; undefined when the process stops meanwhile. */
   const startAgain = async (): Promise<Run | undefined> => {
     for (let wait = 500; !stopping; wait = Math.min(wait * 2, 5000)) {
@@ -118,7 +149,7 @@ export async function startSupervisedRunner({
       retiring.set(old.poolId, retired);
       // The new run starts once the old one has stopped: their jobs together could need more connections
       // than DATABASE_POOL_SIZE has, and a job holding a transaction while it waits for another would stall.
-      await Promise.race([retired, delay(stopWaitMs, undefined, { ref: false })]);
+      await Promise.race([retired, delay(2 * stopWaitMs, undefined, { ref: false })]);
       const next = await startAgain();
       if (!next) return;
       current = next;
