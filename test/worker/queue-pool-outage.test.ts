@@ -122,6 +122,55 @@ describe("the queue pool in a Postgres outage", () => {
     expect(Date.now() - asked).toBeLessThan(1000);
   });
 
+  it("tells of a job claim whose connection broke before its answer, and never sends it again", async () => {
+    pool = open();
+    const lost: string[] = [];
+    pool.claims.on("lost", (poolId) => lost.push(poolId));
+    const client = await pool.connect();
+    // Named as graphile-worker names its claim; its first value is the pool id the job is locked by.
+    const claim = client.query({
+      name: "get_job/test_schema",
+      text: "select $1::text as pool, pg_sleep(30)",
+      values: ["pool-lost"],
+    });
+    const outcome = claim.then(
+      () => "answered",
+      (error: Error) => error.message,
+    );
+    await waitFor(
+      async () => {
+        const [row] = await db.sql<{ n: number }[]>`
+          select count(*)::int as n from pg_stat_activity where query like '%pg_sleep(30)%' and pid <> pg_backend_pid()`;
+        return row!.n > 0;
+      },
+      { what: "the claim to reach Postgres" },
+    );
+    await proxy.cut();
+    expect(await outcome).toMatch(/terminated/i);
+    client.release(true);
+    expect(lost).toEqual(["pool-lost"]);
+    // Any other statement that breaks is not a claim.
+    await proxy.restore();
+    const other = await pool.connect();
+    const plain = other.query({
+      name: "other/test_schema",
+      text: "select $1::text, pg_sleep(30)",
+      values: ["x"],
+    });
+    await waitFor(
+      async () => {
+        const [row] = await db.sql<{ n: number }[]>`
+          select count(*)::int as n from pg_stat_activity where query like '%$1::text, pg_sleep(30)%' and pid <> pg_backend_pid()`;
+        return row!.n > 0;
+      },
+      { what: "the other statement to reach Postgres" },
+    );
+    await proxy.cut();
+    await plain.catch(() => {});
+    other.release(true);
+    expect(lost).toEqual(["pool-lost"]);
+  });
+
   it("while stopping, logs a completion that failed unawaited instead of ending the process", async () => {
     const { logger: recording, count } = recorder("warn");
     pool = open();

@@ -1,6 +1,6 @@
 import { version } from "@loops-sync/config";
 import type { Sql } from "@loops-sync/db";
-import { type MerchantBacklog, readBacklog } from "@loops-sync/status";
+import { type MerchantBacklog, readBacklog, readLockedTooLong } from "@loops-sync/status";
 import { collectDefaultMetrics, Gauge, Registry } from "prom-client";
 import { registerScheduleMetrics } from "./schedule-metrics.ts";
 
@@ -113,6 +113,7 @@ export function registerProcessMetrics({
   registerDeliveryGauges(registry, backlog, merchantLabelsMax);
   registerPauseGauge(registry, sql, onError);
   registerSetAsideGauge(registry, sql, onError);
+  registerLockedTooLongGauge(registry, sql, onError);
   registerScheduleMetrics(registry, sql, onError);
   return registry;
 }
@@ -157,6 +158,27 @@ function registerSetAsideGauge(registry: Registry, sql: Sql, onError: (error: un
         const rows = await sql<{ scope: string; resource: string; n: number }[]>`
           select scope, resource, count(*)::int as n from sync.resource_refusals group by 1, 2`;
         for (const r of rows) this.set({ scope: r.scope, resource: r.resource }, r.n);
+      } catch (error) {
+        onError(error);
+      }
+    },
+  });
+}
+
+/** Jobs locked longer than their task can run (JOB_RUN_LIMIT_SECONDS in @loops-sync/status), by task. */
+function registerLockedTooLongGauge(registry: Registry, sql: Sql, onError: (error: unknown) => void): void {
+  new Gauge({
+    name: "loops_sync_jobs_locked_too_long",
+    help:
+      "graphile-worker jobs locked longer than their task can run, by task: held by a pool that does not run " +
+      "them (normally 0; the worker releases a job whose claim lost its answer within seconds)",
+    labelNames: ["task"],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      try {
+        const { jobs } = await readLockedTooLong(sql, 1000);
+        for (const job of jobs) this.inc({ task: job.task });
       } catch (error) {
         onError(error);
       }

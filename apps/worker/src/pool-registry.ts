@@ -12,6 +12,13 @@ export interface PoolRegistryOptions {
 export interface PoolRegistry {
   /** Registers a graphile-worker pool of this process and keeps its heartbeat. */
   register(poolId: string): Promise<void>;
+  /**
+   * Retires a pool of this process that has stopped (its jobs finished or were released): its heartbeat
+   * stops and whatever it still locks is released now. Those are jobs it claimed without knowing (a claim
+   * whose answer was lost). If Postgres cannot be reached, the sweep releases them once the heartbeat is old.
+   * Returns the jobs released (0 when that was left to the sweep).
+   */
+  retire(poolId: string): Promise<number>;
   /** Releases jobs locked by dead pools now; returns the pools released. */
   sweep(): Promise<string[]>;
   /** Stops heartbeats and removes this process's pools (their jobs were finished or released). */
@@ -76,6 +83,31 @@ export function createPoolRegistry({ sql, logger, deadAfterMs = 60_000 }: PoolRe
       await sql`
         insert into sync.worker_pools (id, hostname, pid) values (${poolId}, ${hostname()}, ${process.pid})
         on conflict (id) do update set heartbeat_at = now()`;
+    },
+    async retire(poolId) {
+      pools.delete(poolId);
+      try {
+        const released = await sql.begin(async (tx) => {
+          const [locked] = await tx<{ n: number }[]>`
+            select count(*)::int as n from graphile_worker.jobs where locked_by = ${poolId}`;
+          await tx`select graphile_worker.force_unlock_workers(${[poolId]}::text[])`;
+          await tx`delete from sync.worker_pools where id = ${poolId}`;
+          return locked?.n ?? 0;
+        });
+        if (released > 0) {
+          logger.warn(
+            { pool: poolId, jobs: released },
+            "released jobs a retired worker pool held without running",
+          );
+        }
+        return released;
+      } catch (error) {
+        logger.warn(
+          { pool: poolId, error: (error as Error).message },
+          "could not release a retired worker pool's jobs now; the sweep will once its heartbeat is old",
+        );
+        return 0;
+      }
     },
     sweep,
     async close() {

@@ -1,3 +1,4 @@
+import { EventEmitter } from "node:events";
 import { setTimeout as delay } from "node:timers/promises";
 import type { Logger } from "@loops-sync/config";
 import pg from "pg";
@@ -18,6 +19,23 @@ export interface QueuePoolOptions {
  * `sql/failJobs.ts`; `preparedStatements` is on by default).
  */
 const IDEMPOTENT = /^(complete_jobs?|complete_job_q|fail_job|fail_job_q)\//;
+/**
+ * graphile-worker's claim of a job (`get_job`, `get_job5F`, … in its `sql/getJobs.ts`): an `update … returning`
+ * that locks the job by the pool id, its first value. Without prepared statements it is matched by its text.
+ */
+const CLAIM_NAME = /^get_job\d*F?N?\//;
+const CLAIM_TEXT = /_private_jobs as jobs\s+set\s+attempts = jobs\.attempts \+ 1,\s+locked_by = \$1::text/;
+
+/** The pool id a query is claiming jobs for, when it is graphile-worker's claim; else undefined. */
+function claimingPool(query: unknown): string | undefined {
+  if (typeof query !== "object" || query === null) return undefined;
+  const { name, text, values } = query as { name?: unknown; text?: unknown; values?: unknown };
+  const isClaim =
+    (typeof name === "string" && CLAIM_NAME.test(name)) ||
+    (typeof text === "string" && CLAIM_TEXT.test(text));
+  const poolId = Array.isArray(values) ? values[0] : undefined;
+  return isClaim && typeof poolId === "string" ? poolId : undefined;
+}
 /** Connection-level errors: nothing was answered, and a new connection may succeed. */
 const LOST_CODES = new Set([
   "ECONNREFUSED",
@@ -42,7 +60,18 @@ export function isConnectionLoss(error: unknown): boolean {
   return typeof message === "string" && LOST_MESSAGE.test(message);
 }
 
+/** What the queue pool tells about graphile-worker's claims. */
+export interface ClaimEvents {
+  /**
+   * A claim of jobs for `poolId` lost its connection before its answer arrived. The claim may have committed:
+   * then a job is locked by `poolId` that no worker of that pool knows of.
+   */
+  lost: [poolId: string, error: Error];
+}
+
 export interface QueuePool extends pg.Pool {
+  /** Claims whose answer was lost (see ClaimEvents): the job runner renews its pool on `lost`. */
+  readonly claims: EventEmitter<ClaimEvents>;
   /**
    * Ends every wait for Postgres: from now on a lost connection fails at once. Called when the process
    * stops, so a shutdown during an outage does not wait for Postgres to come back.
@@ -66,6 +95,8 @@ export function createQueuePool({ connectionString, max, graceMs, logger }: Queu
   const connectOnce = pool.connect.bind(pool) as () => Promise<pg.PoolClient>;
   const stopped = new AbortController();
   pool.stopWaiting = () => stopped.abort();
+  const claims = new EventEmitter<ClaimEvents>();
+  Object.defineProperty(pool, "claims", { value: claims });
 
   /** Runs `attempt` again while Postgres is away, until the pool ends or `stopWaiting()` is called. */
   async function ride<T>(what: string, attempt: () => Promise<T>): Promise<T> {
@@ -99,6 +130,18 @@ export function createQueuePool({ connectionString, max, graceMs, logger }: Queu
     rawQuery.set(client, own);
     client.query = ((...args: unknown[]) => {
       const name = (args[0] as { name?: unknown } | null)?.name;
+      const claimFor = typeof args.at(-1) === "function" ? undefined : claimingPool(args[0]);
+      if (claimFor !== undefined) {
+        // Never sent again: a claim that committed would lock a second job. Told instead, so the pool that
+        // may now hold a job nobody runs is retired (supervised-runner.ts).
+        return own(...args).catch((error: unknown) => {
+          // "not queryable": the connection was dead before the claim was sent, so nothing was claimed.
+          if (isConnectionLoss(error) && !/not queryable/.test((error as Error).message)) {
+            claims.emit("lost", claimFor, error as Error);
+          }
+          throw error;
+        });
+      }
       if (typeof name !== "string" || !IDEMPOTENT.test(name) || typeof args.at(-1) === "function") {
         return own(...args);
       }

@@ -9,7 +9,7 @@ import {
   type PauseBackoff,
   pausedMerchantFlags,
 } from "@loops-sync/replica";
-import { run, type WorkerEvents } from "graphile-worker";
+import type { WorkerEvents } from "graphile-worker";
 import type { Registry } from "prom-client";
 import { createForwardMetrics } from "./forwarding/forward-metrics.ts";
 import { type Forwarder, type ForwarderOptions, startForwarder } from "./forwarding/start-forwarder.ts";
@@ -19,6 +19,7 @@ import { startOrderScheduler } from "./orders/order-scheduler.ts";
 import { startPauseProber } from "./pause-prober.ts";
 import { createPoolRegistry } from "./pool-registry.ts";
 import { absorbLostCompletions, createQueuePool } from "./queue-pool.ts";
+import { startSupervisedRunner } from "./supervised-runner.ts";
 import type { WorkerContext } from "./worker-context.ts";
 import { type CatchupJobOptions, type PruneJobOptions, workerJobs } from "./worker-jobs.ts";
 import { createWorkerMetrics } from "./worker-metrics.ts";
@@ -143,12 +144,6 @@ export async function startWorker({
 
   const pools = createPoolRegistry({ sql, logger, deadAfterMs: deadWorkerAfterMs });
   const events: WorkerEvents = new EventEmitter();
-  const registered: Promise<void>[] = [];
-  events.on("pool:create", ({ workerPool }) => {
-    registered.push(
-      pools.register(workerPool.id).catch((error) => logger.warn({ error }, "pool registration failed")),
-    );
-  });
 
   let paused: { flags: string[]; at: number } | undefined;
   const forbiddenFlags = async () => {
@@ -172,19 +167,33 @@ export async function startWorker({
   pgPool.on("error", lost);
   pgPool.on("connect", (client) => client.on("error", lost));
 
-  const runner = await run({
-    pgPool,
-    concurrency,
-    noHandleSignals: true,
-    pollInterval: pollIntervalMs,
-    gracefulShutdownAbortTimeout: shutdownAbortAfterMs,
-    logger: graphileLogger(logger),
-    events,
-    forbiddenFlags,
-    taskList: jobs.taskList,
-    crontab: jobs.crontab,
+  let stopping: Promise<void> | undefined;
+  let stoppedBecause: string | undefined;
+  // graphile-worker stops its runner by itself on some failures (a breaking migration of its schema by a newer
+  // version, a pool that lost every worker); the process then takes no jobs and only a restart helps.
+  const onRunnerEnd = (error?: unknown) => {
+    if (stopping || stoppedBecause) return;
+    stoppedBecause = `the job runner stopped${error ? `: ${(error as Error).message ?? error}` : ""}`;
+    logger.error({ reason: stoppedBecause }, "worker runner stopped; this process takes no more jobs");
+  };
+  // A run whose claim of a job lost its answer is replaced by a new one (supervised-runner.ts).
+  const runner = await startSupervisedRunner({
+    options: {
+      pgPool,
+      concurrency,
+      noHandleSignals: true,
+      pollInterval: pollIntervalMs,
+      gracefulShutdownAbortTimeout: shutdownAbortAfterMs,
+      logger: graphileLogger(logger),
+      events,
+      forbiddenFlags,
+      taskList: jobs.taskList,
+      crontab: jobs.crontab,
+    },
+    pools,
+    logger,
+    onEnd: onRunnerEnd,
   });
-  await Promise.all(registered);
   // Jobs of a predecessor killed mid-job are released as soon as its heartbeat is old enough.
   await pools.sweep();
   if (refreshResourcesAtStart) {
@@ -231,16 +240,6 @@ export async function startWorker({
   const prober = startPauseProber(ctx);
   logger.info({ concurrency, merchants: merchantIds.length }, "worker started");
 
-  let stopping: Promise<void> | undefined;
-  let stoppedBecause: string | undefined;
-  // graphile-worker stops its runner by itself on some failures (a breaking migration of its schema by a newer
-  // version, a pool that lost every worker); the process then takes no jobs and only a restart helps.
-  const onRunnerEnd = (error?: unknown) => {
-    if (stopping || stoppedBecause) return;
-    stoppedBecause = `the job runner stopped${error ? `: ${(error as Error).message ?? error}` : ""}`;
-    logger.error({ reason: stoppedBecause }, "worker runner stopped; this process takes no more jobs");
-  };
-  runner.promise.then(() => onRunnerEnd(), onRunnerEnd);
   return {
     orderBatches: {
       events: refresher.events,
@@ -254,10 +253,8 @@ export async function startWorker({
         const stopAbsorbing = absorbLostCompletions(logger);
         pgPool.stopWaiting();
         try {
-          // A runner that stopped by itself refuses a second stop; the refresher still has to stop.
-          const runnerStopped = stoppedBecause ? Promise.resolve() : runner.stop();
           await Promise.all([
-            runnerStopped,
+            runner.stop(),
             refresher.stop(shutdownAbortAfterMs),
             forwarder?.stop(shutdownAbortAfterMs),
             prober.stop(),

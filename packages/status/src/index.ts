@@ -10,6 +10,12 @@ export {
   type ForwardingStatus,
   readForwarding,
 } from "./read-forwarding.ts";
+export {
+  DEFAULT_JOB_RUN_LIMIT_SECONDS,
+  JOB_RUN_LIMIT_SECONDS,
+  type LockedTooLongJob,
+  readLockedTooLong,
+} from "./read-locked-too-long.ts";
 export { readMerchantStatuses } from "./read-merchant-statuses.ts";
 export { readQueueStatus } from "./read-queue-status.ts";
 export { readRecoveryStatus } from "./read-recovery-status.ts";

@@ -11,7 +11,8 @@ export interface AttentionItem {
     | "forward_lag"
     | "forward_off"
     | "paused"
-    | "set_aside";
+    | "set_aside"
+    | "locked_too_long";
   /** The merchant concerned; absent for queue-wide items. */
   merchantId?: string;
   detail: string;
@@ -81,6 +82,17 @@ export function needsAttention(status: SyncStatus, maxLagSeconds: number): Atten
     items.push({
       kind: "failed_jobs",
       detail: `${status.queue.failed} job(s) used all their attempts (see the queue's failed jobs)`,
+    });
+  }
+  const stuck = status.queue.lockedTooLongJobs[0];
+  if (stuck) {
+    const where = stuck.host ? ` on ${stuck.host} pid ${stuck.pid}` : "";
+    items.push({
+      kind: "locked_too_long",
+      detail:
+        `${status.queue.lockedTooLong} job(s) locked longer than their task can run, the longest ${stuck.task} ` +
+        `job ${stuck.id} for ${stuck.lockedSeconds} s (limit ${stuck.limitSeconds} s) by ${stuck.lockedBy}${where}: ` +
+        "no worker runs it; restart that worker process and its jobs are released",
     });
   }
   const oldest = status.queue.oldestOrderToRefreshSeconds;

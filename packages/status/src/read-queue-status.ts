@@ -1,6 +1,7 @@
 import type { Sql, TransactionSql } from "@loops-sync/db";
 import { kyselyOver } from "@loops-sync/schema";
 import { sql as raw } from "kysely";
+import { readLockedTooLong } from "./read-locked-too-long.ts";
 import { iso } from "./read-merchant-statuses.ts";
 import { redactSecrets } from "./redact-secrets.ts";
 import type { StatusDatabase } from "./status-database.ts";
@@ -42,6 +43,7 @@ export async function readQueueStatus(sql: Sql | TransactionSql): Promise<QueueS
       raw<number | null>`extract(epoch from now() - min(queued_at))::float8`.as("oldest"),
     ])
     .executeTakeFirstOrThrow();
+  const lockedTooLong = await readLockedTooLong(sql);
   const total = (k: keyof TaskCounts) => byTask.reduce((s, r) => s + r[k], 0);
   return {
     waiting: total("waiting"),
@@ -59,5 +61,7 @@ export async function readQueueStatus(sql: Sql | TransactionSql): Promise<QueueS
     })),
     ordersToRefresh: orders.n,
     oldestOrderToRefreshSeconds: orders.oldest === null ? null : Math.round(orders.oldest * 10) / 10,
+    lockedTooLong: lockedTooLong.total,
+    lockedTooLongJobs: lockedTooLong.jobs,
   };
 }

@@ -1,6 +1,7 @@
 import type { EventOutcome } from "@loops-sync/db";
 import type { ChangeFeedStatus } from "./read-change-feed.ts";
 import type { ForwardingStatus } from "./read-forwarding.ts";
+import type { LockedTooLongJob } from "./read-locked-too-long.ts";
 
 /**
  * The shape `readSyncStatus` returns, printed by `loops-sync status --json` and served at `/status/api`.
@@ -168,6 +169,12 @@ export interface QueueStatus {
    */
   ordersToRefresh: number;
   oldestOrderToRefreshSeconds: number | null;
+  /**
+   * Jobs locked longer than their task can run (JOB_RUN_LIMIT_SECONDS): held by a pool that does not run
+   * them. Normally 0: the worker releases such a job within seconds. At most 20 listed, the longest first.
+   */
+  lockedTooLong: number;
+  lockedTooLongJobs: LockedTooLongJob[];
 }
 
 export interface FailedJob {

@@ -86,7 +86,8 @@ function printStatus(whole: SyncStatus): void {
   console.log(
     `queue: ${q.waiting} waiting, ${q.scheduled} scheduled, ${q.running} running, ${q.failed} failed; ` +
       `${q.ordersToRefresh} orders to refresh` +
-      (q.oldestOrderToRefreshSeconds === null ? "" : ` (oldest ${q.oldestOrderToRefreshSeconds} s)`),
+      (q.oldestOrderToRefreshSeconds === null ? "" : ` (oldest ${q.oldestOrderToRefreshSeconds} s)`) +
+      (q.lockedTooLong > 0 ? `; ${q.lockedTooLong} locked longer than their task can run` : ""),
   );
   for (const t of whole.scheduledTicks) {
     console.log(
