@@ -5,6 +5,7 @@ import { createBackfillCommand } from "./commands/backfill.ts";
 import { createCatchupCommand } from "./commands/catchup.ts";
 import { createChangesCommand } from "./commands/changes.ts";
 import { createDemoCommand } from "./commands/demo.ts";
+import { createDoctorCommand } from "./commands/doctor.ts";
 import { createForwardCommand } from "./commands/forward.ts";
 import { createMigrateCommand } from "./commands/migrate.ts";
 import { createPruneCommand } from "./commands/prune.ts";
@@ -51,6 +52,7 @@ export function createProgram(): Command {
     createRefreshCommand(),
     createPruneCommand(),
     createForwardCommand(),
+    createDoctorCommand(),
     createSandboxCommand(),
     createDemoCommand(),
   ]) {

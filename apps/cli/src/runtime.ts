@@ -96,7 +96,7 @@ export async function openRuntime({
 }
 
 /** Exit 3 naming the first migration the database lacks: a command never runs against an older schema. */
-async function refuseBehindSchema(sql: Sql): Promise<void> {
+export async function refuseBehindSchema(sql: Sql): Promise<void> {
   const pending = await pendingMigrations(sql);
   if (pending.length === 0) return;
   // pendingMigrations also lists applied migrations whose file changed since: that is no "run migrate".
