@@ -292,6 +292,16 @@ describe("loops-sync doctor", { timeout: 300_000 }, () => {
     expect(find(one.report, "connection", "mer_demo_1")).toEqual([]);
     expect(one.code).toBe(1);
 
+    const typo = await doctorJson({}, ["--merchant", "mer_demo_l"]);
+    expect(typo.code).toBe(1);
+    expect(find(typo.report, "connection", "mer_demo_l")).toEqual([
+      expect.objectContaining({
+        status: "fail",
+        detail:
+          "mer_demo_l: Loops knows no such merchant connected to your application (404 merchant_not_found)",
+      }),
+    ]);
+
     const bad = await runCli(["doctor", "--sample", "0"], env());
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(

@@ -172,7 +172,9 @@ function failedCall(check: string, merchant: RosterMerchant, error: unknown): Do
         merchantId: id,
         fix: merchant.configured
           ? `check ${id} in LOOPS_MERCHANT_IDS: a typo, another environment, or a merchant that never connected`
-          : "a merchant learned from an event Loops no longer confirms; nothing to do unless you expected it",
+          : merchant.status === null
+            ? `check the ID ${id}: a typo, another environment, or a merchant that never connected`
+            : "a merchant learned from an event Loops no longer confirms; nothing to do unless you expected it",
       },
     );
   }
