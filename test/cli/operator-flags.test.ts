@@ -28,6 +28,10 @@ describe.concurrent("operator commands reject bad flags", () => {
       /option '--merchant <id>' argument 'x' is invalid\. expected a merchant ID/,
     ],
     [["verify", "--fix"], /unknown option '--fix'/],
+    [
+      ["doctor", "--merchant", "acme"],
+      /option '--merchant <id>' argument 'acme' is invalid\. expected a merchant ID/,
+    ],
     [["replay", "evt_1", "--failed"], /replay: give an EVENT_ID or --failed, not both/],
     [["replay", "evt_1", "--merchant", "mer_1"], /replay: --merchant only works with --failed/],
     [["replay", "--failed", "--type", "Order"], /option '--type <type>' argument 'Order' is invalid/],
@@ -39,7 +43,7 @@ describe.concurrent("operator commands reject bad flags", () => {
     expect(r.stderr).not.toMatch(/\n\s+at /); // no stack trace
   });
 
-  it.each(["catchup", "backfill", "status", "replay", "redeliver", "verify"])(
+  it.each(["catchup", "backfill", "status", "replay", "redeliver", "verify", "doctor"])(
     "loops-sync %s --help exits 0",
     async (command) => {
       const r = await runCli([command, "--help"], env);

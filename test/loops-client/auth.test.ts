@@ -115,6 +115,21 @@ describe("OAuth client credentials", () => {
     const dump = `${String(error)} ${inspect(error, { depth: 10 })} ${JSON.stringify(error)}`;
     expect(dump).not.toContain("sk_wrong_SECRET_abc");
   });
+
+  it("authenticate() asks for a token on its own, which later calls reuse, and rejects a wrong secret as refused", async () => {
+    const client = makeClient();
+    await client.authenticate();
+    expect(server.tokenRequests).toHaveLength(1);
+    await client.forMerchant("mer_1").orders.get("ord_1");
+    expect(server.tokenRequests).toHaveLength(1);
+
+    const wrong = makeClient({ clientSecret: "not-the-secret" });
+    const error = await wrong.authenticate().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LoopsError);
+    expect(error).toMatchObject({ kind: "refused", status: 401, route: "{auth_url}" });
+    expect(String((error as LoopsError).message)).not.toContain("not-the-secret");
+    expect(server.requests).toHaveLength(1);
+  });
 });
 
 describe("secrets stay out of sight", () => {

@@ -20,6 +20,7 @@ describe("loops-sync sandbox command", () => {
         "--drop-rate",
         "--rate-limit-rate",
         "--token-ttl",
+        "--clock-skew",
       ]),
     );
     for (const flag of flags) expect(help).toContain(flag);

@@ -165,6 +165,37 @@ describe("faults, seeded and honoured at their rates", () => {
     expect((await api("/orders")).status).toBe(401);
   });
 
+  it("shifts the Date header of every answer by clockSkewSeconds: token, API and error answers alike", async () => {
+    sandbox = await startSandbox();
+    const skewOf = (r: Response) => (Date.parse(r.headers.get("date") ?? "") - Date.now()) / 1000;
+    const token = await getToken(sandbox);
+    const api = () =>
+      fetch(`${sandbox!.apiUrl}/connection`, {
+        headers: { authorization: `Bearer ${token}`, "service-merchant-id": "mer_demo_1" },
+      });
+    expect(Math.abs(skewOf(await api()))).toBeLessThan(5);
+    const r = await fetch(`${sandbox.url}/admin/faults`, {
+      method: "PUT",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ clockSkewSeconds: -3600 }),
+    });
+    expect(((await r.json()) as { clockSkewSeconds: number }).clockSkewSeconds).toBe(-3600);
+    const answers = [
+      await api(),
+      await fetch(`${sandbox.apiUrl}/connection`),
+      await fetch(sandbox.authUrl, {
+        method: "POST",
+        body: new URLSearchParams({ grant_type: "client_credentials" }),
+      }),
+    ];
+    expect(answers.map((a) => a.status)).toEqual([200, 401, 400]);
+    for (const a of answers) {
+      expect(skewOf(a)).toBeGreaterThan(-3605);
+      expect(skewOf(a)).toBeLessThan(-3595);
+    }
+    expect(() => sandbox!.setFaults({ clockSkewSeconds: 1.5 })).toThrow(/clockSkewSeconds/);
+  });
+
   it("rejects fault values outside their range", async () => {
     sandbox = await startSandbox();
     expect(() => sandbox!.setFaults({ webhookDropRate: 1.5 })).toThrow(/webhookDropRate/);

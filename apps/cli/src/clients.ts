@@ -1,6 +1,6 @@
 import type { Env, Logger } from "@loops-sync/config";
 import { connect, requestBudget } from "@loops-sync/db";
-import { LoopsClient, SharedBudgetGate } from "@loops-sync/loops-client";
+import { type HttpFetch, LoopsClient, SharedBudgetGate } from "@loops-sync/loops-client";
 
 export interface LoopsClientUse {
   /** The database holding the deployment's request budget (`LOOPS_MAX_RPS`), shared with every process. */
@@ -10,13 +10,15 @@ export interface LoopsClientUse {
    * not burn an attempt"). Default: false (commands wait).
    */
   worker?: boolean;
+  /** The client's HTTP, e.g. one that also reads each answer's `Date` header (doctor). Default: the client's own. */
+  fetch?: HttpFetch;
 }
 
 /** The Loops API client configured from the environment (the LOOPS_* variables are required by then). */
 export function createLoopsClientFromEnv(
   env: Env,
   logger: Logger | undefined,
-  { databaseUrl, worker = false }: LoopsClientUse,
+  { databaseUrl, worker = false, fetch }: LoopsClientUse,
 ): LoopsClient {
   // A connection of its own: callers may hold every pooled connection in transactions that wait on the
   // budget, and the budget must still answer. It closes when idle, so a command exits without waiting.
@@ -41,6 +43,7 @@ export function createLoopsClientFromEnv(
     clientId: env.LOOPS_CLIENT_ID!,
     clientSecret: env.LOOPS_CLIENT_SECRET!,
     gate,
+    ...(fetch ? { fetch } : {}),
     ...(logger ? { logger } : {}),
   });
 }

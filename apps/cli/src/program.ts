@@ -5,6 +5,7 @@ import { createBackfillCommand } from "./commands/backfill.ts";
 import { createCatchupCommand } from "./commands/catchup.ts";
 import { createChangesCommand } from "./commands/changes.ts";
 import { createDemoCommand } from "./commands/demo.ts";
+import { createDoctorCommand } from "./commands/doctor.ts";
 import { createForwardCommand } from "./commands/forward.ts";
 import { createGrantCommand } from "./commands/grant.ts";
 import { createMigrateCommand } from "./commands/migrate.ts";
@@ -53,6 +54,7 @@ export function createProgram(): Command {
     createPruneCommand(),
     createForwardCommand(),
     createGrantCommand(),
+    createDoctorCommand(),
     createSandboxCommand(),
     createDemoCommand(),
   ]) {

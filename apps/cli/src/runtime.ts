@@ -96,7 +96,7 @@ export async function openRuntime({
 }
 
 /** Exit 3 naming the first migration the database lacks: a command never runs against an older schema. */
-async function refuseBehindSchema(sql: Sql): Promise<void> {
+export async function refuseBehindSchema(sql: Sql): Promise<void> {
   // A reader's or consumer's role (loops-sync grant) cannot see sync.migrations: say that, not "schema behind".
   const [access] = await sql<{ ok: boolean; role: string }[]>`
     select to_regnamespace('sync') is null or has_schema_privilege('sync', 'USAGE') as ok, current_user as role`;

@@ -4,6 +4,7 @@ import { apiFaults } from "./http/api-faults.ts";
 import { authenticate } from "./http/auth.ts";
 import type { ApiEnv } from "./http/context.ts";
 import { onNotFound, onProblem } from "./http/problem-response.ts";
+import { skewedDate } from "./http/skewed-date.ts";
 import { tokenHandler } from "./http/tokens.ts";
 import { invalidRequest } from "./problem.ts";
 import { adminRoutes } from "./routes/admin.ts";
@@ -27,6 +28,8 @@ export function createSandboxApp(services: SandboxServices): Hono<ApiEnv> {
   const app = new Hono<ApiEnv>();
   app.onError(onProblem);
   app.notFound(onNotFound);
+  // First, so the token answer, the API's and every error answer carry the same clock.
+  app.use("*", skewedDate(services));
 
   app.get("/", (c) =>
     c.json({ service: "loops-sandbox", api_url: "/v1", auth_url: "/oauth/token", admin_url: "/admin" }),

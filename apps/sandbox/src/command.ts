@@ -41,6 +41,7 @@ interface SandboxFlags {
   slowMs?: number;
   resetRate?: number;
   tokenTtl?: number;
+  clockSkew?: number;
 }
 
 function faultsFrom(f: SandboxFlags): Partial<Faults> {
@@ -57,6 +58,7 @@ function faultsFrom(f: SandboxFlags): Partial<Faults> {
     ["apiSlowMs", f.slowMs],
     ["apiResetRate", f.resetRate],
     ["tokenTtlSeconds", f.tokenTtl],
+    ["clockSkewSeconds", f.clockSkew],
   ];
   return Object.fromEntries(pairs.filter(([, v]) => v !== undefined));
 }
@@ -178,6 +180,17 @@ export function createSandboxCommand(): Command {
         "--token-ttl <seconds>",
         "tokens stop working after this many seconds while announcing 900",
       ).argParser(ms),
+    )
+    .addOption(
+      new Option(
+        "--clock-skew <seconds>",
+        "shift the Date header of every answer by this many seconds (negative: behind), as a skewed clock would",
+      ).argParser(
+        number("a whole number of seconds", {
+          min: Number.MIN_SAFE_INTEGER,
+          integer: true,
+        }),
+      ),
     )
     .action(async (flags: SandboxFlags) => {
       const secrets = flags.webhookSecret ?? [DEFAULT_WEBHOOK_SECRET];

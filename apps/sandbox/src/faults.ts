@@ -28,6 +28,11 @@ const faultsSchema = z.object({
   apiResetRate: rate,
   /** Tokens stop working after this many sandbox seconds while still claiming expires_in 900; null: no fault. */
   tokenTtlSeconds: z.number().int().min(0).nullable(),
+  /**
+   * Seconds added to the `Date` header of every answer (negative: behind): Loops' clock as seen from a host
+   * whose own clock is off. `loops-sync doctor` compares it with ours.
+   */
+  clockSkewSeconds: z.number().int(),
 });
 
 export type Faults = z.output<typeof faultsSchema>;
@@ -45,6 +50,7 @@ export const NO_FAULTS: Faults = {
   apiSlowMs: 2000,
   apiResetRate: 0,
   tokenTtlSeconds: null,
+  clockSkewSeconds: 0,
 };
 
 export type ApiFault =

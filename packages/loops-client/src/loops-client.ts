@@ -1,5 +1,6 @@
 import { inspect } from "node:util";
 import { z } from "zod";
+import { classifyFetchError } from "./classify-fetch-error.ts";
 import { createUndiciFetch, type HttpFetch } from "./http.ts";
 import { MerchantClient } from "./merchant-client.ts";
 import type { RequestGate, RequestPriority } from "./request-gate.ts";
@@ -7,7 +8,7 @@ import { type ClientStatsSnapshot, type RequestInfo, RequestStats } from "./requ
 import { MerchantsResource } from "./resources/merchant.ts";
 import { type RetryOptions, resolveRetryPolicy } from "./retry-policy.ts";
 import { TokenSource } from "./token-source.ts";
-import { type LoopsClientLogger, Transport } from "./transport.ts";
+import { type LoopsClientLogger, TOKEN_ROUTE, Transport } from "./transport.ts";
 import { merchantId as merchantIdRule } from "./validation/rules.ts";
 import { validateInput } from "./validation/validate-input.ts";
 
@@ -68,6 +69,8 @@ export class LoopsClient {
   readonly #stats: RequestStats;
   readonly #apiUrl: string;
   readonly #clientId: string;
+  readonly #tokens: TokenSource;
+  readonly #timeoutMs: number;
 
   constructor({
     apiUrl,
@@ -94,7 +97,7 @@ export class LoopsClient {
           return fetch(url, init);
         }
       : fetchImpl;
-    const tokens = new TokenSource({
+    this.#tokens = new TokenSource({
       authUrl,
       clientId,
       clientSecret,
@@ -103,10 +106,11 @@ export class LoopsClient {
       userAgent,
       onTokenRequest: () => this.#stats.recordTokenRequest(),
     });
+    this.#timeoutMs = timeoutMs;
     const seen = new Set<string>();
     this.#transport = new Transport({
       apiUrl,
-      tokens,
+      tokens: this.#tokens,
       fetch: fetchImpl,
       timeoutMs,
       retry: resolveRetryPolicy(retry),
@@ -128,6 +132,19 @@ export class LoopsClient {
   forMerchant(merchantId: string, { priority = "background" }: MerchantClientOptions = {}): MerchantClient {
     validateInput(merchantIdRule, merchantId, "merchantId");
     return new MerchantClient(this.#transport, merchantId, priority);
+  }
+
+  /**
+   * Makes sure the client credentials get a token (the cached one, or a new one: one call through the gate).
+   * Rejects with the LoopsError of the token call, e.g. `refused` with status 401 for a wrong secret; it is
+   * what every other call would fail with first, asked on its own (`loops-sync doctor`).
+   */
+  async authenticate(): Promise<void> {
+    try {
+      await this.#tokens.get();
+    } catch (error) {
+      throw classifyFetchError(error, "POST", TOKEN_ROUTE, this.#timeoutMs);
+    }
   }
 
   /** Counters since creation or `resetStats()`: requests by endpoint, token requests, retries. */
