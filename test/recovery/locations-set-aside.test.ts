@@ -55,10 +55,13 @@ describe("a merchant without locations:read", () => {
     expect(
       await count(`select count(*)::int as n from replica.locations where merchant_id = '${merchant}'`),
     ).toBe(0);
-    // The other merchant's locations were read.
-    expect(
-      await count("select count(*)::int as n from replica.locations where merchant_id = 'mer_demo_2'"),
-    ).toBeGreaterThan(0);
+    // The other merchant's locations are read.
+    await waitFor(
+      async () =>
+        (await count("select count(*)::int as n from replica.locations where merchant_id = 'mer_demo_2'")) >
+        0,
+      { timeoutMs: 30_000, what: "mer_demo_2's locations mirrored" },
+    );
 
     sandbox.resetStats();
     const orders = Array.from({ length: 6 }, () => sandbox.createOrder({ merchantId: merchant }));

@@ -47,7 +47,7 @@ const settledJobs = (id: string) =>
     async () =>
       (
         await h.db.sql`
-          select 1 from graphile_worker.jobs
+          select 1 from graphile_worker._private_jobs
           where payload ->> 'merchantId' = ${id}
             and (locked_at is not null or (attempts < max_attempts and run_at <= now() + interval '5 seconds'))`
       ).length === 0,
@@ -102,7 +102,10 @@ describe("a merchant that revokes and connects again", () => {
     const [orderEvent] = await h.ingest((e) => e.merchant_id === MERCHANT);
     await waitFor(() => mirrored(order.id), { timeoutMs: 30_000, what: "the reconnected merchant's order" });
     // Applied by its own fetch, or stale when catch-up's fetch of the same order came first.
-    expect(["applied", "stale"]).toContain((await outcomes(h.db, [orderEvent!]))[orderEvent!]);
+    await waitFor(
+      async () => ["applied", "stale"].includes((await outcomes(h.db, [orderEvent!]))[orderEvent!] ?? ""),
+      { what: "the reconnected merchant's order event settled" },
+    );
     const state = await merchant(MERCHANT);
     expect(state?.status).toBe("active");
     expect(state?.connection_id).not.toBe(oldConnection);
@@ -159,9 +162,11 @@ describe("a merchant that revokes and connects again", () => {
   });
 
   it("`loops-sync changes` lists the revocation and the reconnect", { timeout: 120_000 }, async () => {
-    const run = await runCli(["changes", "--resource", "connection", "--merchant", MERCHANT, "--json"], {
-      DATABASE_URL: h.db.url,
-    });
+    const run = await runCli(
+      ["changes", "--resource", "connection", "--merchant", MERCHANT, "--json"],
+      { DATABASE_URL: h.db.url },
+      100_000,
+    );
     expect(run.code, run.stderr).toBe(0);
     const lines = run.stdout
       .trim()
