@@ -181,6 +181,10 @@ export async function storeEventsAndEnqueue(
     clearTimeout(timer);
   }
 
+  // In the order the events came (the join to sync.merchants does not keep the insert's order).
+  const position = new Map<string, number>();
+  for (const [i, e] of events.entries()) if (!position.has(e.id)) position.set(e.id, i);
+  rows.sort((a, b) => (position.get(a.id) ?? 0) - (position.get(b.id) ?? 0));
   const inserted = rows.map((r) => r.id);
   const insertedSet = new Set(inserted);
   const ignoredSelf = rows.filter((r) => r.outcome === "ignored_self").map((r) => r.id);
