@@ -82,7 +82,11 @@ describe("a merchant without locations:read", () => {
     );
     expect(locationCalls()).toBe(0);
 
-    const status = await runCli(["status", "--json"], { DATABASE_URL: db.url, ...loopsApiEnv(sandbox) });
+    const status = await runCli(
+      ["status", "--json"],
+      { DATABASE_URL: db.url, ...loopsApiEnv(sandbox) },
+      100_000,
+    );
     expect(status.code).toBe(1);
     const reported = JSON.parse(status.stdout) as {
       recovery: { pauses: unknown[]; setAside: { resource: string; merchantId: string | null }[] };
