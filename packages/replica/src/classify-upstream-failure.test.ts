@@ -38,6 +38,8 @@ describe("classifyUpstreamFailure", () => {
       scope: "merchant",
       cause: "scope_not_granted",
       message: expect.any(String),
+      // The probe calls the refused route again.
+      route: "/orders",
     });
   });
 
@@ -48,6 +50,7 @@ describe("classifyUpstreamFailure", () => {
       cause: "unauthorized",
       message: expect.any(String),
       refused: true,
+      route: "/orders",
     });
     for (const code of ["insufficient_scope", "application_suspended"]) {
       const failure = classifyUpstreamFailure(apiError(403, code));
