@@ -24,6 +24,16 @@ describe("storeEventsAndEnqueue", () => {
   let db: TestDatabase;
   beforeAll(async () => {
     db = await createTestDatabase();
+    // Merchants Loops confirmed (GET /connection): only theirs are queued straight for a fetch.
+    const confirmed = [
+      "mer_a",
+      "mer_named_1",
+      "mer_named_2",
+      ...Array.from({ length: 600 }, (_, i) => `mer_many_${i}`),
+    ];
+    await db.sql`
+      insert into sync.merchants (id, learned_from, status)
+      select id, 'webhook', 'active' from unnest(${confirmed}::text[]) as id`;
   });
   afterAll(async () => {
     await db.drop();
@@ -42,7 +52,7 @@ describe("storeEventsAndEnqueue", () => {
           event("evt_1"),
           event("evt_1"),
           event("evt_self", { origin: { type: "api", application_id: "app_us" } }),
-          event("evt_2", { type: "brand.renamed", extra_field: { kept: true } }),
+          event("evt_2", { type: "brand.renamed", merchant_id: "mer_b", extra_field: { kept: true } }),
         ],
         { source: "webhook", applicationId: "app_us" },
       ),
@@ -69,11 +79,11 @@ describe("storeEventsAndEnqueue", () => {
     });
 
     const all = await jobs();
-    // The merchant is new and came by webhook: one job to confirm it with Loops, one for the events.
+    // mer_b is new and came by webhook: one job to confirm it with Loops, one for the events.
     const byTask = Object.fromEntries(all.map((j) => [j.task_identifier, j.payload]));
     expect(all).toHaveLength(2);
     expect(byTask).toEqual({
-      confirm_merchant: { merchantId: "mer_a" },
+      confirm_merchant: { merchantId: "mer_b" },
       process_events: { eventIds: ["evt_2"] },
     });
     // The attempts every process_events job gets, the same as `replay` and confirm_merchant give it.
@@ -93,8 +103,12 @@ describe("storeEventsAndEnqueue", () => {
     expect(rows[0]!.order_id).toBe("ord_1");
     expect(rows[0]!.order_version).toBe(3);
     expect(rows[1]!.payload.extra_field).toEqual({ kept: true });
-    const merchants = await db.sql`select id, learned_from, status from sync.merchants`;
-    expect(merchants).toEqual([{ id: "mer_a", learned_from: "webhook", status: "unconfirmed" }]);
+    const merchants = await db.sql`
+      select id, learned_from, status from sync.merchants where id in ('mer_a', 'mer_b') order by id`;
+    expect(merchants).toEqual([
+      { id: "mer_a", learned_from: "webhook", status: "active" },
+      { id: "mer_b", learned_from: "webhook", status: "unconfirmed" },
+    ]);
   });
 
   it("adds nothing when the transaction rolls back", async () => {
@@ -185,5 +199,60 @@ describe("storeEventsAndEnqueue", () => {
     } finally {
       await listener.unlisten();
     }
+  });
+
+  it("queues no fetch for an order event of a merchant not confirmed yet: it waits in process_events with its confirmation", async () => {
+    await db.sql`insert into sync.merchants (id, learned_from, status) values ('mer_revoked', 'webhook', 'revoked')`;
+    const result = await storeEventsAndEnqueue(
+      db.sql,
+      [
+        event("evt_new_1", { merchant_id: "mer_new", data: { order_id: "ord_new_1", version: 1 } }),
+        event("evt_new_2", { merchant_id: "mer_new", data: { order_id: "ord_new_2", version: 1 } }),
+        event("evt_rev_1", { merchant_id: "mer_revoked", data: { order_id: "ord_rev_1", version: 1 } }),
+      ],
+      { source: "webhook", applicationId: "app_us" },
+    );
+    expect(result.queued).toEqual([]);
+    expect(result.enqueued.sort()).toEqual(["evt_new_1", "evt_new_2", "evt_rev_1"]);
+    const [queue] = await db.sql<{ n: number }[]>`
+      select count(*)::int as n from sync.order_refresh where merchant_id in ('mer_new', 'mer_revoked')`;
+    expect(queue?.n).toBe(0);
+    const [merchant] = await db.sql<
+      { status: string }[]
+    >`select status from sync.merchants where id = 'mer_new'`;
+    expect(merchant?.status).toBe("unconfirmed");
+    // Catch-up learns a merchant as active: its order events are queued at once.
+    const caught = await storeEventsAndEnqueue(
+      db.sql,
+      [event("evt_cu_1", { merchant_id: "mer_from_catchup", data: { order_id: "ord_cu_1", version: 1 } })],
+      { source: "catchup", applicationId: "app_us" },
+    );
+    expect(caught.queued).toEqual(["evt_cu_1"]);
+  });
+
+  it("reads an order event's order id from data.order_id, else data.order.id or data.id (payloads not shown)", async () => {
+    const result = await storeEventsAndEnqueue(
+      db.sql,
+      [
+        event("evt_shape_nested", {
+          type: "order.created",
+          data: { order: { id: "ord_nested", version: 1 } },
+        }),
+        event("evt_shape_id", { type: "order.updated", data: { id: "ord_by_id", version: 2 } }),
+        event("evt_shape_both", { type: "order.updated", data: { order_id: "ord_named", id: "ord_other" } }),
+        event("evt_shape_brand", { type: "brand.updated", data: { id: "brd_1" } }),
+      ],
+      { source: "webhook", applicationId: "app_us" },
+    );
+    const rows = await db.sql<{ id: string; order_id: string | null }[]>`
+      select id, order_id from sync.events where id like 'evt_shape_%' order by id`;
+    expect(Object.fromEntries(rows.map((r) => [r.id, r.order_id]))).toEqual({
+      evt_shape_both: "ord_named",
+      evt_shape_brand: null,
+      evt_shape_id: "ord_by_id",
+      evt_shape_nested: "ord_nested",
+    });
+    // The three order events go to the order queue like any other (mer_a is confirmed).
+    expect(result.queued.sort()).toEqual(["evt_shape_both", "evt_shape_id", "evt_shape_nested"]);
   });
 });

@@ -18,6 +18,14 @@ describe("loops-sync demo --forward", () => {
       );
       expect(demo.code, demo.stderr).toBe(0);
       expect(demo.stdout).toMatch(/^forwarded chg_\d+: order ord_\S+ insert v1 placed \(webhook\)$/m);
+      // The order the demo made with POST /sandbox/orders (a simulated channel's) reached the mirror.
+      const made = /^created (ord_\S+) with POST \/sandbox\/orders$/m.exec(demo.stdout)?.[1];
+      expect(made, demo.stdout).toBeDefined();
+      expect(demo.stdout).toMatch(
+        new RegExp(`^the sandbox order ${made} \\(POST /sandbox/orders\\) is mirrored, version \\d+$`, "m"),
+      );
+      const [row] = await db.sql<{ id: string }[]>`select id from replica.orders where id = ${made!}`;
+      expect(row?.id).toBe(made);
       const summary =
         /^forwarded (\d+) changes to the built-in endpoint, signed \(Standard Webhooks\); 0 duplicate\(s\), 0 refused$/m.exec(
           demo.stdout,

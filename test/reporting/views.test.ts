@@ -138,6 +138,29 @@ describe("reporting views", () => {
     expect(byKey(rows, keys)).toEqual(byKey(expectedOutcomes(orders, LOCATIONS), keys));
   });
 
+  it("order_outcomes counts a delivery order at picked_up as in progress (en route), a pickup order there as done", async () => {
+    const rows: [string, string, string][] = [
+      ["ord_io_1", "delivery", "picked_up"],
+      ["ord_io_2", "delivery", "placed"],
+      ["ord_io_3", "pickup", "picked_up"],
+      ["ord_io_4", "delivery", "delivered"],
+    ];
+    for (const [id, type, status] of rows) {
+      await db.sql`
+        insert into replica.orders (id, merchant_id, location_id, channel, channel_ref, type, status, version,
+                                    created_at, updated_at, raw)
+        values (${id}, 'mer_in_progress', 'loc_none', 'keeta', ${id}, ${type}, ${status}, 1,
+                '2026-11-22T10:00:00Z', '2026-11-22T10:00:00Z', '{}')`;
+    }
+    const [outcome] = await db.sql<
+      { in_progress_count: number; picked_up_count: number; orders_count: number }[]
+    >`
+      select in_progress_count::int, picked_up_count::int, orders_count::int
+      from reporting.order_outcomes where merchant_id = 'mer_in_progress'`;
+    expect(outcome).toEqual({ in_progress_count: 2, picked_up_count: 2, orders_count: 4 });
+    await db.sql`delete from replica.orders where merchant_id = 'mer_in_progress'`;
+  });
+
   it("stage_duration_percentiles match percentile_cont computed from the status history", async () => {
     const rows: Record<string, unknown>[] = await k
       .selectFrom("reporting.stage_duration_percentiles")

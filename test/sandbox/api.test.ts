@@ -164,6 +164,12 @@ describe("sandbox API", () => {
       created = r.body;
     });
 
+    it("files POST /sandbox/orders' events as a simulated channel's, with no application id", () => {
+      const events = sandbox.truth.events("mer_demo_1").filter((e) => e.data.order_id === created.id);
+      expect(events.map((e) => e.type)).toEqual(["order.created"]);
+      expect(events[0]?.origin).toEqual({ type: "channel", application_id: null });
+    });
+
     it("creates realistic orders with consistent totals and bilingual items", () => {
       for (const o of sandbox.truth.orders("mer_demo_1")) {
         const sum = o.items.reduce(
@@ -203,7 +209,8 @@ describe("sandbox API", () => {
       expect(got.body.updated_at > created.updated_at).toBe(true);
       const events = sandbox.truth.events("mer_demo_1").filter((e) => e.data.order_id === created.id);
       expect(events.map((e) => [e.type, e.origin.type, e.origin.application_id, e.data.version])).toEqual([
-        ["order.created", "api", "app_loops_sync", 1],
+        // POST /sandbox/orders makes a simulated channel's order, not the caller's own write.
+        ["order.created", "channel", null, 1],
         ["order.status_changed", "system", null, 2],
         ["order.status_changed", "system", null, 3],
       ]);

@@ -76,7 +76,7 @@ export async function startLoopsSync({
   child.stdout!.on("data", (d) => (output += d));
   child.stderr!.on("data", (d) => (output += d));
   await waitFor(async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.ok, {
-    timeoutMs: 20_000,
+    timeoutMs: 60_000,
     what: `/readyz to answer 200 (output so far: ${output.slice(-500)})`,
   });
   if (webhooks) {

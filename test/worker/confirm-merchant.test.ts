@@ -68,6 +68,41 @@ describe("merchants learned from webhooks", () => {
     ]);
   });
 
+  it("order events of a merchant Loops does not know cost one GET /connection and no order fetch", async () => {
+    h.sandbox.resetStats();
+    const ids = Array.from({ length: 5 }, (_, i) => `evt_made_up_${i}`);
+    await store(
+      ids.map((id, i) =>
+        event(id, "mer_made_up", "order.status_changed", { order_id: `ord_made_up_${i}`, version: 2 }),
+      ),
+    );
+    await waitFor(async () => (await merchantStatus("mer_made_up")) === "unknown", {
+      what: "mer_made_up unknown",
+    });
+    await waitFor(async () => Object.values(await outcomes(h.db, ids)).every((o) => o === "unhandled"), {
+      what: "the made-up merchant's order events unhandled",
+    });
+    expect(h.calls("GET /connection")).toBe(1);
+    expect(h.calls("GET /orders/{order_id}")).toBe(0);
+    expect(h.calls("GET /orders")).toBe(0);
+    const [queued] = await h.db.sql<{ n: number }[]>`
+      select count(*)::int as n from sync.order_refresh where merchant_id = 'mer_made_up'`;
+    expect(queued?.n).toBe(0);
+  });
+
+  it("order events of a merchant Loops knows wait for its confirmation, then are fetched", async () => {
+    const order = h.sandbox.createOrder({ merchantId: "mer_demo_1" });
+    await store([
+      event("evt_known_order", "mer_demo_1", "order.created", { order_id: order.id, version: 1 }),
+    ]);
+    await waitFor(async () => (await outcomes(h.db, ["evt_known_order"])).evt_known_order === "applied", {
+      what: "the order event applied after confirmation",
+    });
+    expect(await merchantStatus("mer_demo_1")).toBe("active");
+    const [row] = await h.db.sql`select version from replica.orders where id = ${order.id}`;
+    expect(row).toEqual({ version: 1 });
+  });
+
   it("confirms a merchant Loops knows, then answers its events", async () => {
     await store([event("evt_real_1", "mer_demo_2", "brand.updated", { brand_id: "brd_demo_2" })]);
     await waitFor(async () => (await outcomes(h.db, ["evt_real_1"])).evt_real_1 === "applied", {

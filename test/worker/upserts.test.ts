@@ -67,6 +67,49 @@ describe("resource upserts", () => {
     expect(row).toEqual({ status: "paused" });
   });
 
+  it("writes one merchant's listings one at a time; one that started before the last written writes nothing", async () => {
+    await db.sql`insert into sync.merchants (id, learned_from, status) values ('mer_s', 'config', 'active')`;
+    const at = (iso: string) => new Date(iso);
+    const loc = (id: string) => ({ ...location(id, "2026-11-22T10:00:00Z"), merchant_id: "mer_s" });
+    // Go-live listed at 10:05 and holds its transaction open; a reconcile that listed at 10:00, before the
+    // new location existed, tries to write meanwhile.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let goLiveWrote!: () => void;
+    const wrote = new Promise<void>((resolve) => {
+      goLiveWrote = resolve;
+    });
+    const goLive = db.sql.begin(async (tx) => {
+      await replaceMerchantLocations(tx, "mer_s", {
+        locations: [loc("loc_s1"), loc("loc_s2")],
+        channelConnections: [],
+        listedAt: at("2026-11-22T10:05:00Z"),
+      });
+      goLiveWrote();
+      await held;
+    });
+    await wrote;
+    const reconcile = replaceMerchantLocations(db.sql, "mer_s", {
+      locations: [loc("loc_s1")],
+      channelConnections: [],
+      listedAt: at("2026-11-22T10:00:00Z"),
+    });
+    release();
+    await goLive;
+    expect(await reconcile).toEqual([]);
+    const rows = await db.sql`select id from replica.locations where merchant_id = 'mer_s' order by id`;
+    expect(rows).toEqual([{ id: "loc_s1" }, { id: "loc_s2" }]);
+    // A listing that started later still writes, deletions included.
+    const later = await replaceMerchantLocations(db.sql, "mer_s", {
+      locations: [loc("loc_s2")],
+      channelConnections: [],
+      listedAt: at("2026-11-22T10:10:00Z"),
+    });
+    expect(later).toMatchObject([{ resourceId: "loc_s1", operation: "delete" }]);
+  });
+
   it("never moves a finished job back to running", async () => {
     const job = { id: "job_u1", type: "menu_import", brand_id: "brd_u", created_at: "2026-11-22T10:00:00Z" };
     expect(await upsertJob(db.sql, "mer_u", { ...job, status: "running" })).toMatchObject([

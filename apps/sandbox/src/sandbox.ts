@@ -77,6 +77,8 @@ export interface Sandbox {
   setFaults(faults: Partial<Faults>): Faults;
   getFaults(): Faults;
   revokeMerchant(merchantId: string): void;
+  /** The merchant connects again: a new active connection (new id) for each application it revoked. */
+  reconnectMerchant(merchantId: string): void;
   /** Makes every issued access token invalid now. */
   expireTokens(): void;
   truth: {
@@ -124,6 +126,12 @@ export async function startSandbox({
     defaultApplicationId,
     ...(webhookReplyTimeoutMs ? { replyTimeoutMs: webhookReplyTimeoutMs } : {}),
     envelopeFor(event, applicationId) {
+      // A revocation is about one connection: only its application hears of it, under that connection's id
+      // (a redelivery after a reconnect still names the old one).
+      if (event.type === "connection.revoked") {
+        const revoked = store.connections.get(event.connection_id);
+        return revoked?.application_id === applicationId ? event : undefined;
+      }
       const connection = store.connectionFor(applicationId, event.merchant_id);
       if (!connection) return undefined;
       // After revocation the application hears of the revocation itself, and nothing more.
@@ -193,6 +201,9 @@ export async function startSandbox({
     setFaults: (f) => faults.set(f),
     getFaults: () => faults.get(),
     revokeMerchant: (merchantId) => world.revokeMerchant(merchantId),
+    reconnectMerchant: (merchantId) => {
+      world.reconnectMerchant(merchantId);
+    },
     expireTokens: () => void tokens.expireAll(),
     truth: {
       orders: (merchantId) => store.ordersOf(merchantId).map((o) => structuredClone(o)),

@@ -1,5 +1,16 @@
-import { PROCESS_EVENTS_MAX_ATTEMPTS, type Sql, settleUnknownMerchantEvents } from "@loops-sync/db";
-import { causedBy, classifyUpstreamFailure, enqueueJob, recordChanges } from "@loops-sync/replica";
+import {
+  PROCESS_EVENTS_MAX_ATTEMPTS,
+  type Sql,
+  settleUnknownMerchantEvents,
+  skipRevokedMerchantEvents,
+} from "@loops-sync/db";
+import {
+  causedBy,
+  classifyUpstreamFailure,
+  enqueueJob,
+  recordChanges,
+  revokeMerchant,
+} from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
 import { type ConnectionInput, upsertConnection } from "./upsert-merchant.ts";
 import { parseIds, upstreamTask } from "./upstream-task.ts";
@@ -8,13 +19,18 @@ import type { WorkerContext } from "./worker-context.ts";
 /**
  * Marks a merchant Loops does not know (404, or any other refusal of GET /connection) as `unknown`, with
  * why, and its pending events as unhandled: it is asked nothing more, and catch-up and the reconcile skip it.
+ * A merchant that was revoked before (a reconnect being confirmed) is revoked again instead: the connection
+ * its event named is not one Loops answers for, and its next events naming it ask nothing.
  */
 async function recordUnknownMerchant(sql: Sql, merchantId: string, why: string): Promise<void> {
   await sql.begin(async (tx) => {
-    await tx`
-      update sync.merchants set status = 'unknown', confirm_error = ${why}
-      where id = ${merchantId} and status = 'unconfirmed'`;
-    await settleUnknownMerchantEvents(tx, merchantId, why);
+    const [row] = await tx<{ status: string }[]>`
+      update sync.merchants
+      set status = case when revoked_at is null then 'unknown' else 'revoked' end, confirm_error = ${why}
+      where id = ${merchantId} and status = 'unconfirmed'
+      returning status`;
+    if (row?.status === "revoked") await skipRevokedMerchantEvents(tx, merchantId);
+    else await settleUnknownMerchantEvents(tx, merchantId, why);
   });
 }
 
@@ -53,10 +69,21 @@ export function confirmMerchantTask(ctx: WorkerContext): Task {
           return;
         }
         await sql.begin(async (tx) => {
-          const confirmed = await tx`
-            update sync.merchants set status = 'active', confirm_error = null
-            where id = ${merchantId} and status = 'unconfirmed' returning id`;
-          if (confirmed.length === 0) return;
+          if (connection.status === "revoked") {
+            // Answered, but not active: the connection the event named is revoked too.
+            const changes = await upsertConnection(tx, connection);
+            changes.push(...(await revokeMerchant(tx, merchantId, { connectionId: connection.id })));
+            await recordChanges(tx, causedBy(changes, null, "webhook"));
+            return;
+          }
+          // revoked_at still set: a revoked merchant connected again (a reconnect, process_events).
+          const [before] = await tx<{ status: string; revoked_at: Date | null }[]>`
+            select status, revoked_at from sync.merchants where id = ${merchantId} for update`;
+          if (before?.status !== "unconfirmed") return;
+          await tx`
+            update sync.merchants
+            set status = 'active', confirm_error = null, connection_id = ${connection.id}, revoked_at = null
+            where id = ${merchantId}`;
           const changes = await upsertConnection(tx, connection);
           const pending = await tx<{ id: string; source: "webhook" | "catchup" | "cli" }[]>`
             select id, source from sync.events e
@@ -77,6 +104,16 @@ export function confirmMerchantTask(ctx: WorkerContext): Task {
             jobKey: `reconcile:${merchantId}`,
             jobKeyMode: "preserve_run_at",
           });
+          if (before.revoked_at !== null) {
+            // Events of the time it was revoked were skipped, and catch-up left it out: read its event log
+            // again from its cursor.
+            await enqueueJob(tx, {
+              task: "catchup",
+              payload: { merchantId },
+              merchantId,
+              jobKey: `catchup:${merchantId}`,
+            });
+          }
           // Read because the first of these events named the merchant.
           await recordChanges(tx, causedBy(changes, pending[0] ?? null, "webhook"));
         });

@@ -19,8 +19,8 @@ export interface PauseProberOptions {
 
 /**
  * Runs the due probes of paused scopes (the state machine and its backoff: upstream-pause.ts): whenever a
- * probe is due and no process runs it, this one makes ONE cheap call for the pause's merchant
- * (GET /orders?limit=1: it passes authentication, suspension and the orders:read scope the hot path needs).
+ * probe is due and no process runs it, this one makes ONE cheap call for the pause's merchant, on the path
+ * that was refused (`probeCall`): a probe of another path could pass while the refused one still fails.
  * A refusal that still holds the scope, or no answer (network, 5xx, 429, keeping the cause), is
  * `probeRefused`; anything else got past the refusal and is `probeAccepted`.
  */
@@ -32,7 +32,7 @@ export function startPauseProber(ctx: WorkerContext, options: PauseProberOptions
 
   async function probe(pause: UpstreamPause): Promise<void> {
     try {
-      await ctx.client.forMerchant(pause.merchantId).orders.list({ limit: 1 }, { signal: controller.signal });
+      await probeCall(ctx, pause, controller.signal);
     } catch (error) {
       if (controller.signal.aborted) return;
       const failure = classifyUpstreamFailure(error);
@@ -70,6 +70,18 @@ export function startPauseProber(ctx: WorkerContext, options: PauseProberOptions
       await running;
     },
   };
+}
+
+/**
+ * The cheapest call on the refused route: GET /events?limit=1 for the event log, GET /connection, and
+ * GET /orders?limit=1 for the orders, the token (it passes authentication and suspension) or an unknown route.
+ */
+async function probeCall(ctx: WorkerContext, pause: UpstreamPause, signal: AbortSignal): Promise<void> {
+  const api = ctx.client.forMerchant(pause.merchantId);
+  const route = pause.route ?? "";
+  if (route.startsWith("/events")) await api.events.list({ limit: 1 }, { signal });
+  else if (route.startsWith("/connection")) await api.connection.get({ signal });
+  else await api.orders.list({ limit: 1 }, { signal });
 }
 
 /** A merchant's own refusal still holds a merchant scope; only the application's holds the application. */

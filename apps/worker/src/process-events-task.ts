@@ -5,7 +5,15 @@ import {
   settleEvents,
   type TransactionSql,
 } from "@loops-sync/db";
-import { enqueueJob, type JobSpec, revokeMerchant } from "@loops-sync/replica";
+import {
+  type ChangeInput,
+  enqueueJob,
+  type JobSpec,
+  type Revocation,
+  recordChanges,
+  revocationIsStale,
+  revokeMerchant,
+} from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
 import { type QueuedOrder, queueOrders } from "./orders/claim-orders.ts";
 import { brandIdOf, jobIdOf, routeEvent } from "./route-event.ts";
@@ -20,6 +28,11 @@ interface StoredEvent {
   origin_application_id: string | null;
   data: unknown;
   merchant_status: string | null;
+  /** The connection the event names, the one the merchant's state names, and the mirror's status of the first. */
+  connection_id: string | null;
+  merchant_connection_id: string | null;
+  connection_status: string | null;
+  source: "webhook" | "catchup" | "cli";
   replica_version: number | null;
   unknown_location: boolean;
 }
@@ -67,9 +80,11 @@ async function dispatch(
   const events = await tx<StoredEvent[]>`
     select e.id, e.type, e.merchant_id, e.order_id, e.order_version, e.origin_application_id,
            e.payload -> 'data' as data, m.status as merchant_status, o.version as replica_version,
-           (e.location_id is not null and l.id is null) as unknown_location
+           (e.location_id is not null and l.id is null) as unknown_location, e.connection_id,
+           m.connection_id as merchant_connection_id, rc.status as connection_status, e.source
     from sync.events e
     left join sync.merchants m on m.id = e.merchant_id
+    left join replica.connections rc on rc.id = e.connection_id
     left join replica.orders o on o.id = e.order_id
     left join replica.locations l on l.id = e.location_id
     where e.id = any(${eventIds}::text[]) and e.outcome = 'pending'
@@ -81,6 +96,9 @@ async function dispatch(
   const orderEvents: { merchantId: string; row: QueuedOrder; replicaVersion: number | null }[] = [];
   const jobs = new Map<string, JobSpec>();
   const revokedNow = new Set<string>();
+  const revocations: { merchantId: string; revocation: Revocation }[] = [];
+  // Revoked merchants whose event names another connection: the connection each names, to confirm.
+  const reconnecting = new Map<string, string>();
   const later = new Date(Date.now() + COALESCE_MS);
   const want = (key: string, spec: JobSpec) =>
     jobs.set(key, { ...spec, jobKey: key, jobKeyMode: "preserve_run_at" });
@@ -91,9 +109,28 @@ async function dispatch(
     if (applicationId && e.origin_application_id === applicationId) {
       outcomes.push({ id: e.id, outcome: "ignored_self" });
     } else if (route === "revocation") {
-      // Needs no fetch, so not even a merchant still to be confirmed waits for one.
-      revokedNow.add(merchantId);
-      outcomes.push({ id: e.id, outcome: "applied" });
+      // Needs no fetch, so not even a merchant still to be confirmed waits for one. A revocation of a
+      // connection the merchant has left (a reconnect came since) revokes that connection's row only.
+      const stale = await revocationIsStale(tx, merchantId, e.connection_id);
+      if (!stale) revokedNow.add(merchantId);
+      revocations.push({
+        merchantId,
+        revocation: { connectionId: e.connection_id, eventId: e.id, source: e.source },
+      });
+      outcomes.push({ id: e.id, outcome: stale ? "stale" : "applied" });
+    } else if (reconnecting.has(merchantId)) {
+      waiting++;
+      continue;
+    } else if (
+      e.merchant_status === "revoked" &&
+      !revokedNow.has(merchantId) &&
+      isReconnect(e.connection_id, e.merchant_connection_id, e.connection_status)
+    ) {
+      // A revoked merchant's event names a connection we have not seen revoked: it connected again. Its
+      // events wait for GET /connection (confirm_merchant), as a new merchant's do.
+      reconnecting.set(merchantId, e.connection_id as string);
+      waiting++;
+      continue;
     } else if (e.merchant_status === "unknown") {
       outcomes.push({ id: e.id, outcome: "unhandled", error: "merchant unknown to Loops (GET /connection)" });
     } else if (e.merchant_status === "unconfirmed") {
@@ -105,7 +142,11 @@ async function dispatch(
       outcomes.push({ id: e.id, outcome: "skipped_revoked" });
     } else if (route === "order") {
       if (!e.order_id) {
-        outcomes.push({ id: e.id, outcome: "unhandled", error: "order event without data.order_id" });
+        outcomes.push({
+          id: e.id,
+          outcome: "unhandled",
+          error: "order event without an order id (data.order_id, data.order.id or data.id)",
+        });
       } else {
         orderEvents.push({
           merchantId,
@@ -169,7 +210,11 @@ async function dispatch(
 
   await settleEvents(tx, outcomes);
   const covered = await settleCovered(tx, orderEvents);
-  for (const merchantId of revokedNow) await revokeMerchant(tx, merchantId);
+  const revocationChanges: ChangeInput[] = [];
+  for (const { merchantId, revocation } of revocations) {
+    revocationChanges.push(...(await revokeMerchant(tx, merchantId, revocation)));
+  }
+  for (const [merchantId, connectionId] of reconnecting) await startReconnect(tx, merchantId, connectionId);
   const queued = new Map<string, QueuedOrder[]>();
   for (const { merchantId, row } of orderEvents) {
     if (covered.settled.has(row.event_id) || revokedNow.has(merchantId)) continue;
@@ -185,6 +230,8 @@ async function dispatch(
     if (spec.merchantId && revokedNow.has(spec.merchantId)) continue;
     await enqueueJob(tx, { ...spec, jobKey: key });
   }
+  // Last before COMMIT: it takes the change feed's lock.
+  await recordChanges(tx, revocationChanges);
   const settledHere = Object.values(covered.outcomes).reduce((a, b) => a + b, 0);
   const counts: Record<string, number> = {
     ...covered.outcomes,
@@ -192,6 +239,35 @@ async function dispatch(
   };
   for (const o of outcomes) counts[o.outcome] = (counts[o.outcome] ?? 0) + 1;
   return counts;
+}
+
+/**
+ * Whether a revoked merchant's event names a connection that is neither the revoked one nor one the mirror
+ * holds as revoked: the merchant connected again. An event without a connection proves nothing.
+ */
+function isReconnect(
+  connectionId: string | null,
+  revokedConnectionId: string | null,
+  mirroredStatus: string | null,
+): boolean {
+  return !!connectionId && connectionId !== revokedConnectionId && mirroredStatus !== "revoked";
+}
+
+/**
+ * revoked → unconfirmed: the merchant names the new connection and waits for confirm_merchant's
+ * GET /connection (active: synced again; refused: revoked again, with that connection, so its next events
+ * ask nothing). One confirmation per merchant at a time (the inbox's job key).
+ */
+async function startReconnect(tx: TransactionSql, merchantId: string, connectionId: string): Promise<void> {
+  const moved = await tx`
+    update sync.merchants set status = 'unconfirmed', connection_id = ${connectionId}, confirm_error = null
+    where id = ${merchantId} and status = 'revoked' returning id`;
+  if (moved.length === 0) return;
+  await enqueueJob(tx, {
+    task: "confirm_merchant",
+    payload: { merchantId },
+    jobKey: `confirm:${merchantId}`,
+  });
 }
 
 /**

@@ -36,12 +36,14 @@ export function refreshGoLiveTask(ctx: WorkerContext): Task {
         const gate = await openSetAsideGate(sql, merchantId, { logger: ctx.logger });
         const merchant = await gate.read("merchant", () => readMerchant(api, options));
         const connection = await readConnection(api, options);
-        const listing = await listMerchantLocations(api, options);
+        const listing = await gate.read("locations", () => listMerchantLocations(api, options));
         await sql.begin(async (tx) => {
           const changes = [
             ...(merchant ? await upsertMerchant(tx, merchant) : []),
             ...(await upsertConnection(tx, connection)),
-            ...(await replaceMerchantLocations(tx, merchantId, listing)),
+            ...(listing
+              ? await replaceMerchantLocations(tx, merchantId, { ...listing, listedAt: state.now })
+              : []),
           ];
           const settled = await settleRoutedEvents(tx, {
             merchantId,
@@ -49,7 +51,9 @@ export function refreshGoLiveTask(ctx: WorkerContext): Task {
             receivedBefore: state.now,
             outcome: "applied",
           });
-          if (connection.status === "revoked") await revokeMerchant(tx, merchantId);
+          if (connection.status === "revoked") {
+            changes.push(...(await revokeMerchant(tx, merchantId, { connectionId: connection.id })));
+          }
           await recordChanges(tx, causedBy(changes, settled.newest));
         });
       },

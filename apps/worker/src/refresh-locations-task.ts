@@ -2,6 +2,7 @@ import type { CallOptions, SyncMerchantApi } from "@loops-sync/loops-client";
 import { LoopsError } from "@loops-sync/loops-client";
 import { causedBy, classifyUpstreamFailure, recordChanges } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
+import { openSetAsideGate, SET_ASIDE_OUTCOME } from "./set-aside-gate.ts";
 import { settleRoutedEvents } from "./settle-events.ts";
 import type { ChannelConnectionInput, ChannelInput, LocationInput } from "./upsert-locations.ts";
 import { replaceMerchantLocations, upsertChannels } from "./upsert-locations.ts";
@@ -54,7 +55,11 @@ export async function listMerchantLocations(api: SyncMerchantApi, options: CallO
   return { locations, channelConnections };
 }
 
-/** refresh_locations: the merchant's locations and channel connections, replaced from a complete listing. */
+/**
+ * refresh_locations: the merchant's locations and channel connections, replaced from a complete listing.
+ * While locations are set aside (the merchant did not grant locations:read) the events are settled failed
+ * with no call and the job succeeds: orders naming those locations are mirrored all the same.
+ */
 export function refreshLocationsTask(ctx: WorkerContext): Task {
   const { sql, client } = ctx;
   return upstreamTask(
@@ -71,11 +76,22 @@ export function refreshLocationsTask(ctx: WorkerContext): Task {
         });
       },
       async run({ merchantId }, state, helpers) {
-        const listing = await listMerchantLocations(client.forMerchant(merchantId), {
-          signal: helpers.abortSignal,
-        });
+        const gate = await openSetAsideGate(sql, merchantId, { logger: ctx.logger });
+        const listing = await gate.read("locations", () =>
+          listMerchantLocations(client.forMerchant(merchantId), { signal: helpers.abortSignal }),
+        );
+        if (!listing) {
+          await settleRoutedEvents(sql, {
+            merchantId,
+            route: "locations",
+            receivedBefore: state.now,
+            outcome: "failed",
+            error: SET_ASIDE_OUTCOME("locations"),
+          });
+          return;
+        }
         await sql.begin(async (tx) => {
-          const changes = await replaceMerchantLocations(tx, merchantId, listing);
+          const changes = await replaceMerchantLocations(tx, merchantId, { ...listing, listedAt: state.now });
           const settled = await settleRoutedEvents(tx, {
             merchantId,
             route: "locations",

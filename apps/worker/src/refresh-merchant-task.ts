@@ -44,7 +44,9 @@ export function refreshMerchantTask(ctx: WorkerContext): Task {
             receivedBefore: state.now,
             outcome: "applied",
           });
-          if (connection.status === "revoked") await revokeMerchant(tx, merchantId);
+          if (connection.status === "revoked") {
+            changes.push(...(await revokeMerchant(tx, merchantId, { connectionId: connection.id })));
+          }
           await recordChanges(tx, causedBy(changes, settled.newest));
         });
       },

@@ -24,6 +24,11 @@ export interface MerchantLocations {
   locations: readonly LocationInput[];
   /** Channel connections of every listed location. */
   channelConnections: readonly ChannelConnectionInput[];
+  /**
+   * When the listing started, by the database's clock: a listing that started before the one last written
+   * is not written (it could delete what the newer one added). Default: none (always written).
+   */
+  listedAt?: Date | undefined;
 }
 
 interface Written {
@@ -53,15 +58,25 @@ function asChanges(
  * rows the listing no longer has (a location no longer shared, a disconnected channel removed) go, so the
  * replica mirrors what the connection can see. Only call it with a listing read to its last page. Rows read
  * as stored write nothing; what was written (inserted, updated, deleted) comes back for the feed.
+ * Writes of one merchant's listings take turns (a transaction-scoped advisory lock), and one that started
+ * before the last written (`listedAt` against sync.merchants.locations_listed_at) writes nothing: a reconcile
+ * that listed before go-live cannot delete what go-live just wrote.
  */
 export async function replaceMerchantLocations(
   sql: Sql | TransactionSql,
   merchantId: string,
-  { locations, channelConnections }: MerchantLocations,
+  { locations, channelConnections, listedAt }: MerchantLocations,
 ): Promise<ResourceChange[]> {
   const locationsJson = JSON.stringify(locations);
   const connectionsJson = JSON.stringify(channelConnections);
   return await inTransaction(sql, async (tx) => {
+    await tx`select pg_advisory_xact_lock(hashtext('loops-sync locations'), hashtext(${merchantId}))`;
+    if (listedAt) {
+      const [newer] = await tx`
+        select 1 from sync.merchants where id = ${merchantId} and locations_listed_at > ${listedAt}`;
+      if (newer) return [];
+      await tx`update sync.merchants set locations_listed_at = ${listedAt} where id = ${merchantId}`;
+    }
     const locationRows = await tx<Written[]>`
       with input as (select l from jsonb_array_elements(${locationsJson}::text::jsonb) as l),
       prev as (

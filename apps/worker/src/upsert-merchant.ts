@@ -63,7 +63,11 @@ export async function upsertMerchant(
   return asChange("merchant", rows);
 }
 
-/** Stores the connection the merchant granted (scopes, shared locations); like {@link upsertMerchant}. */
+/**
+ * Stores the connection the merchant granted (scopes, shared locations); like {@link upsertMerchant}. An
+ * active one becomes the connection an active merchant's state names (sync.merchants.connection_id), so a
+ * late revocation of an older connection is told apart (revocationIsStale).
+ */
 export async function upsertConnection(
   sql: Sql | TransactionSql,
   connection: ConnectionInput,
@@ -91,5 +95,11 @@ export async function upsertConnection(
     )
     select w.id, w.merchant_id, w.status, p.status as previous_status, p.status is null as inserted
     from written w left join prev p on true`;
+  if (connection.status === "active") {
+    await sql`
+      update sync.merchants set connection_id = ${connection.id}
+      where id = ${connection.merchant_id} and status = 'active'
+        and connection_id is distinct from ${connection.id}`;
+  }
   return asChange("connection", rows);
 }

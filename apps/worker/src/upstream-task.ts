@@ -6,7 +6,7 @@ import {
   pauseMerchant,
   readMerchantState,
   rescheduleJob,
-  revokeMerchant,
+  revokeMerchantAndRecord,
 } from "@loops-sync/replica";
 import type { JobHelpers, Task } from "graphile-worker";
 import { recordSetAside, SET_ASIDE_OUTCOME } from "./set-aside-gate.ts";
@@ -103,8 +103,8 @@ export function upstreamTask<K extends TaskName>(spec: UpstreamTaskSpec<K>, ctx:
           await spec.settle(payload, "failed", SET_ASIDE_OUTCOME(failure.resource));
           return done("set_aside");
         case "revoked":
-          await sql.begin(async (tx) => {
-            await revokeMerchant(tx, merchantId);
+          await revokeMerchantAndRecord(sql, merchantId, {
+            source: spec.name === "reconcile_merchant" ? "reconcile" : "webhook",
           });
           await spec.settle(payload, "skipped_revoked");
           logger.warn(

@@ -8,7 +8,7 @@ import {
   type PauseBackoff,
   pauseMerchant,
   readMerchantState,
-  revokeMerchant,
+  revokeMerchantAndRecord,
 } from "@loops-sync/replica";
 import { withSpan } from "@loops-sync/tracing";
 import { readBackfillCheckpoint } from "./backfill-checkpoint.ts";
@@ -227,7 +227,7 @@ async function catchupMerchantPages(options: MerchantCatchupOptions): Promise<Me
   } catch (error) {
     const failure = classifyUpstreamFailure(error);
     if (failure.kind === "revoked") {
-      await revokeMerchant(sql, merchantId);
+      await revokeMerchantAndRecord(sql, merchantId, { source: "catchup" });
       await finishCursorRun(
         sql,
         merchantId,

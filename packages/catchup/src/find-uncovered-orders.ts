@@ -1,4 +1,4 @@
-import type { Sql } from "@loops-sync/db";
+import { orderIdOf, type Sql } from "@loops-sync/db";
 import type { Event } from "@loops-sync/loops-client";
 
 /** An order an event page speaks of that the replica does not yet hold at the event's version. */
@@ -32,8 +32,8 @@ export async function findUncoveredOrders(
   for (const e of events) {
     if (!e.type.startsWith("order.")) continue;
     if (applicationId && e.origin.application_id === applicationId) continue;
-    const orderId = e.data.order_id;
-    if (typeof orderId !== "string" || orderId.length === 0) continue;
+    const orderId = orderIdOf(e.type, e.data);
+    if (!orderId) continue;
     const list = asks.get(orderId) ?? [];
     list.push({ version: versionOf(e.data), createdAt: new Date(e.created_at) });
     asks.set(orderId, list);

@@ -18,6 +18,7 @@ export {
   type OrderState,
 } from "./compare-order.ts";
 export { type EventCursor, readEventCursor } from "./event-cursor.ts";
+export { findUncoveredOrders, type PageOrders, type UncoveredOrder } from "./find-uncovered-orders.ts";
 export { listActiveMerchants } from "./list-active-merchants.ts";
 export { repairOrder } from "./repair-order.ts";
 export {

@@ -5,7 +5,7 @@ import {
   classifyUpstreamFailure,
   readMerchantState,
   recordChanges,
-  revokeMerchant,
+  revokeMerchantAndRecord,
 } from "@loops-sync/replica";
 import { applyOrderPage } from "./apply-order-page.ts";
 import {
@@ -179,7 +179,7 @@ export async function runBackfill({
     }
   } catch (error) {
     if (classifyUpstreamFailure(error).kind === "revoked") {
-      await revokeMerchant(sql, merchantId);
+      await revokeMerchantAndRecord(sql, merchantId, { source: "backfill" });
       await failBackfillRun(sql, merchantId, "merchant revoked the connection (403 connection_not_active)");
       throw catchupError("merchant_revoked", merchantId, `merchant ${merchantId} revoked the connection`, {
         cause: error,

@@ -1,5 +1,6 @@
 import type { Logger } from "@loops-sync/config";
 import {
+  orderIdOf,
   planForCurrentSize,
   type Sql,
   settleCoveredOrderEvents,
@@ -69,9 +70,10 @@ export async function storeEventPage(
       ? refresh.previousVersions.get(orderId)!
       : (page.versions.get(orderId) ?? null);
   const orderEvents = new Map(
-    events.flatMap((e) =>
-      e.type.startsWith("order.") && typeof e.data.order_id === "string" ? [[e.id, e.data.order_id]] : [],
-    ),
+    events.flatMap((e) => {
+      const orderId = e.type.startsWith("order.") ? orderIdOf(e.type, e.data) : undefined;
+      return orderId ? [[e.id, orderId] as const] : [];
+    }),
   );
   const store = (isolate: boolean) =>
     sql.begin(async (tx) => {

@@ -1,7 +1,7 @@
 import type { Logger } from "@loops-sync/config";
 import type { Sql } from "@loops-sync/db";
 import type { Order, SyncApi, SyncMerchantApi } from "@loops-sync/loops-client";
-import { classifyUpstreamFailure, readMerchantState, revokeMerchant } from "@loops-sync/replica";
+import { classifyUpstreamFailure, readMerchantState, revokeMerchantAndRecord } from "@loops-sync/replica";
 import { type Database, kyselyOver } from "@loops-sync/schema";
 import { describeError } from "./catchup-error.ts";
 import { compareOrder, type OrderDifference, type OrderState } from "./compare-order.ts";
@@ -97,7 +97,7 @@ export async function verifyReplica({
     } catch (error) {
       if (signal?.aborted) throw error;
       const failure = classifyUpstreamFailure(error);
-      if (failure.kind === "revoked") await revokeMerchant(sql, id);
+      if (failure.kind === "revoked") await revokeMerchantAndRecord(sql, id, { source: "repair" });
       result.error = failure.kind === "revoked" ? "merchant revoked the connection" : describeError(error);
       result.refused = failure.refused === true;
       logger?.warn({ merchantId: id, error: result.error }, "verify: merchant not verified");

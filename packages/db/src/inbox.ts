@@ -122,12 +122,20 @@ export async function storeEventsAndEnqueue(
       on conflict (id) do nothing
       returning id, outcome, merchant_id, order_id, order_version,
                 (outcome = 'pending' and ${self}::text is not null and type like 'order.%'
-                 and order_id is not null) as queued
+                 and order_id is not null) as orderly
+    ),
+    -- Only a merchant that syncs now (active, or first named by catch-up or the CLI: learned active below)
+    -- has its order events queued for a fetch. An unconfirmed, unknown or revoked merchant's wait in
+    -- process_events like its other events: nothing is fetched before GET /connection confirms it.
+    decided as (
+      select s.id, s.outcome, s.merchant_id, s.order_id, s.order_version,
+             s.orderly and coalesce(m.status = 'active', ${source}::text <> 'webhook') as queued
+      from stored s left join sync.merchants m on m.id = s.merchant_id
     ),
     -- Order events go straight to the order refresh queue (apps/worker/src/orders/), woken by NOTIFY.
     refreshing as (
       insert into sync.order_refresh (merchant_id, order_id, version, event_id)
-      select merchant_id, order_id, order_version, id from stored where queued
+      select merchant_id, order_id, order_version, id from decided where queued
       returning merchant_id
     ),
     woken as (${wakeOrderRefreshers(sql)}),
@@ -142,7 +150,7 @@ export async function storeEventsAndEnqueue(
       on conflict (id) do nothing
       returning id, status
     ),
-    -- Asked at once, whatever the events' types: order events never pass through process_events.
+    -- Asked at once, whatever the events' types.
     confirming as (
       select graphile_worker.add_job(
         ${taskName("confirm_merchant")}::text,
@@ -157,14 +165,14 @@ export async function storeEventsAndEnqueue(
         json_build_object(${payloadField("process_events", "eventIds")}::text, array_agg(id order by id)),
         max_attempts => ${PROCESS_EVENTS_MAX_ATTEMPTS}::int
       ) as added
-      from stored
+      from decided
       where outcome = 'pending' and not queued
       having count(*) > 0
     )
     select id, outcome, queued,
            (select count(*)::int from job) + 0 * (select count(*) from woken) + 0 * (select count(*) from confirming)
              as jobs
-    from stored`;
+    from decided`;
   const timer = timeoutMs === undefined ? undefined : setTimeout(() => statement.cancel(), timeoutMs);
   let rows: Awaited<typeof statement>;
   try {
@@ -173,6 +181,10 @@ export async function storeEventsAndEnqueue(
     clearTimeout(timer);
   }
 
+  // In the order the events came (the join to sync.merchants does not keep the insert's order).
+  const position = new Map<string, number>();
+  for (const [i, e] of events.entries()) if (!position.has(e.id)) position.set(e.id, i);
+  rows.sort((a, b) => (position.get(a.id) ?? 0) - (position.get(b.id) ?? 0));
   const inserted = rows.map((r) => r.id);
   const insertedSet = new Set(inserted);
   const ignoredSelf = rows.filter((r) => r.outcome === "ignored_self").map((r) => r.id);

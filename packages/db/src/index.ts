@@ -59,6 +59,7 @@ export {
   pendingMigrations,
   readMigrations,
 } from "./migrate.ts";
+export { orderIdOf } from "./order-id-of.ts";
 export {
   isTransaction,
   type PipelinedWork,

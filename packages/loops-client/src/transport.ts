@@ -35,6 +35,12 @@ export interface RequestSpec<S extends z.ZodType> {
   signal?: AbortSignal | undefined;
   /** The share of the request budget it draws on. Default `background`. */
   priority?: RequestPriority | undefined;
+  /**
+   * Each call starts new work upstream though its method is not POST (PUT /brands/{id}/menu starts an
+   * import job): like a POST without a key, it is never sent again after a timeout, network error or 5xx.
+   * Default: false.
+   */
+  startsNewWork?: boolean | undefined;
 }
 
 export interface TransportOptions {
@@ -64,8 +70,9 @@ export class Transport {
   }
 
   async request<S extends z.ZodType>(spec: RequestSpec<S>): Promise<z.output<S>> {
-    // POST without a key could create twice, so only a refusal (429) is retried for it.
-    const idempotent = spec.method !== "POST" || spec.idempotencyKey !== undefined;
+    // POST without a key could create twice, so only a refusal (429) is retried for it; so could a call that
+    // starts new work on each send.
+    const idempotent = !spec.startsNewWork && (spec.method !== "POST" || spec.idempotencyKey !== undefined);
     let refreshed = false;
     for (let attempt = 1; ; attempt++) {
       try {

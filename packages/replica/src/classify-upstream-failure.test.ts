@@ -38,6 +38,8 @@ describe("classifyUpstreamFailure", () => {
       scope: "merchant",
       cause: "scope_not_granted",
       message: expect.any(String),
+      // The probe calls the refused route again.
+      route: "/orders",
     });
   });
 
@@ -48,6 +50,7 @@ describe("classifyUpstreamFailure", () => {
       cause: "unauthorized",
       message: expect.any(String),
       refused: true,
+      route: "/orders",
     });
     for (const code of ["insufficient_scope", "application_suspended"]) {
       const failure = classifyUpstreamFailure(apiError(403, code));
@@ -79,18 +82,13 @@ describe("classifyUpstreamFailure", () => {
       ["/merchant", "merchant"],
       ["/merchant/business-profile", "business_profile"],
       ["/channels", "channels"],
+      // Locations and their channel connections (locations:read): an order is mirrored without them.
+      ["/locations", "locations"],
+      ["/locations/{location_id}/channel-connections", "locations"],
     ]) {
       expect(at("scope_not_granted", "GET", route!)).toMatchObject({ kind: "set_aside", resource });
     }
-    for (const route of [
-      "/orders",
-      "/orders/{order_id}",
-      "/events",
-      "/locations",
-      "/locations/{location_id}/channel-connections",
-      "/connection",
-      "{auth_url}",
-    ]) {
+    for (const route of ["/orders", "/orders/{order_id}", "/events", "/connection", "{auth_url}"]) {
       expect(at("insufficient_scope", "GET", route)).toMatchObject({ kind: "paused", scope: "application" });
       expect(at("scope_not_granted", "POST", route)).toMatchObject({ kind: "paused", scope: "merchant" });
     }

@@ -16,7 +16,14 @@ export type UpstreamFailure =
      * failing nothing. `application`: 401 after the client's own token refresh, 403 insufficient_scope or
      * application_suspended. `merchant`: 403 scope_not_granted (that merchant did not grant a scope).
      */
-    | { kind: "paused"; scope: "application" | "merchant"; cause: PauseCause; message: string }
+    | {
+        kind: "paused";
+        scope: "application" | "merchant";
+        cause: PauseCause;
+        message: string;
+        /** The refused call's route (the spec's template), when known: the probe calls it again. */
+        route?: string;
+      }
     /**
      * 403 insufficient_scope (`application`) or scope_not_granted (`merchant`) on a call that is not on the
      * hot path (EXTRA_RESOURCES): only that resource family is set aside (resource-refusals.ts) and retried
@@ -57,10 +64,12 @@ export type PauseCause =
 /**
  * The resource families off the hot path, by the route (the spec's path template) of their calls: a scope
  * refusal on one of these sets that family aside instead of pausing the scope. The hot path, which keeps the
- * pause: the token, /orders*, /events*, /locations* (channel connections included) and /connection. A route
- * on neither list is its own family, named by its first segment.
+ * pause: the token, /orders*, /events* and /connection. Locations (channel connections included, both under
+ * locations:read) are off it: an order naming a location is mirrored without it. A route on neither list is
+ * its own family, named by its first segment.
  */
 export const EXTRA_RESOURCES = [
+  { resource: "locations", route: /^\/locations(\/|$)/ },
   { resource: "menus", route: /^\/brands\/[^/]+\/menu(\/|$)/ },
   { resource: "brands", route: /^\/brands(\/|$)/ },
   { resource: "business_profile", route: /^\/merchant\/business-profile(\/|$)/ },
@@ -72,7 +81,7 @@ export const EXTRA_RESOURCES = [
 /** A resource family of EXTRA_RESOURCES (or another route's first segment). */
 export type ExtraResource = (typeof EXTRA_RESOURCES)[number]["resource"] | (string & {});
 
-const HOT_PATH = /^(\{auth_url\}|\/(orders|events|locations|connection|sandbox)(\/|$))/;
+const HOT_PATH = /^(\{auth_url\}|\/(orders|events|connection|sandbox)(\/|$))/;
 
 /** The extra resource family a call's route belongs to; undefined on the hot path or without a route. */
 export function extraResourceOf(route: unknown): ExtraResource | undefined {
@@ -160,18 +169,26 @@ function refusal(e: ErrorFields, status: number | undefined, message: string): U
   if ((status === 403 && e.code === "connection_not_active") || e.code === "merchant_revoked") {
     return { kind: "revoked" };
   }
+  const route = typeof e.route === "string" ? { route: e.route } : {};
   if (status === 401)
-    return { kind: "paused", scope: "application", cause: "unauthorized", message, refused: true };
+    return { kind: "paused", scope: "application", cause: "unauthorized", message, refused: true, ...route };
   const resource = status === 403 ? extraResourceOf(e.route) : undefined;
   if (resource && (e.code === "insufficient_scope" || e.code === "scope_not_granted")) {
     const scope = e.code === "insufficient_scope" ? "application" : "merchant";
     return { kind: "set_aside", scope, resource, cause: e.code, message };
   }
   if (APPLICATION_REFUSALS.has(e.code as string)) {
-    return { kind: "paused", scope: "application", cause: e.code as PauseCause, message, refused: true };
+    return {
+      kind: "paused",
+      scope: "application",
+      cause: e.code as PauseCause,
+      message,
+      refused: true,
+      ...route,
+    };
   }
   if (e.code === "scope_not_granted") {
-    return { kind: "paused", scope: "merchant", cause: "scope_not_granted", message };
+    return { kind: "paused", scope: "merchant", cause: "scope_not_granted", message, ...route };
   }
   // Without a status it is a verdict of ours (catch-up's merchant_inactive), which was never classified.
   if (status === undefined) return { kind: "transient" };

@@ -25,8 +25,11 @@ export {
   merchantStatus,
   pausedMerchantFlags,
   pauseMerchant,
+  type Revocation,
   readMerchantState,
+  revocationIsStale,
   revokeMerchant,
+  revokeMerchantAndRecord,
 } from "./merchant-state.ts";
 export type { MirrorChange } from "./mirror-change.ts";
 export { checkOrder, invalidOrder, type OrderInput } from "./order-input.ts";

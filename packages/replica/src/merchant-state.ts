@@ -1,5 +1,6 @@
 import { type Sql, skipRevokedMerchantEvents, type TransactionSql } from "@loops-sync/db";
 import type { PauseCause } from "./classify-upstream-failure.ts";
+import { type ChangeInput, type ChangeSource, recordChanges } from "./record-changes.ts";
 
 export interface MerchantState {
   /** "unknown" when sync.merchants has no row yet (treated as active). */
@@ -61,20 +62,115 @@ export async function pauseMerchant(
   return row!.paused_until;
 }
 
+/** What a revocation knows: which connection, and what told us. */
+export interface Revocation {
+  /**
+   * The connection revoked (a connection.revoked event's connection_id). Absent: whatever connection the
+   * merchant has (a 403 connection_not_active names none).
+   */
+  connectionId?: string | null | undefined;
+  /** The event that told us (connection.revoked), for the change feed. */
+  eventId?: string | null | undefined;
+  /** How the change feed names the revocation's change. Default: "reconcile". */
+  source?: ChangeSource | undefined;
+}
+
 /**
- * Marks the merchant revoked (its data is kept), settles its pending events as skipped_revoked and drops its
- * queued order refreshes: no more calls will be made for it, so nothing else will ever apply them. Safe to
- * repeat (the first revocation time is kept).
+ * Whether a revocation of `connectionId` speaks of a connection the merchant has left already: its state
+ * names another connection (a reconnect came since, or is being confirmed), or, when it names none, another
+ * mirrored connection of the merchant is active. Such a revocation (a late or redelivered connection.revoked)
+ * revokes only that connection's row, never the merchant. A 403 (no connection named) is never stale.
  */
-export async function revokeMerchant(sql: Sql | TransactionSql, merchantId: string): Promise<void> {
-  // The queue rows first: this waits for the merchant's running order batches, which may still need to
-  // settle their events through the worker's order applier; locking those events first would hold it up.
-  await sql`delete from sync.order_refresh where merchant_id = ${merchantId}`;
-  await sql`
-    insert into sync.merchants as m (id, learned_from, status, revoked_at)
-    values (${merchantId}, 'webhook', 'revoked', now())
-    on conflict (id) do update set status = 'revoked', revoked_at = coalesce(m.revoked_at, now())`;
-  await skipRevokedMerchantEvents(sql, merchantId);
+export async function revocationIsStale(
+  sql: Sql | TransactionSql,
+  merchantId: string,
+  connectionId: string | null | undefined,
+): Promise<boolean> {
+  if (!connectionId) return false;
+  const [row] = await sql<{ stale: boolean }[]>`
+    select coalesce(
+      (select m.connection_id is distinct from ${connectionId}
+       from sync.merchants m where m.id = ${merchantId} and m.connection_id is not null),
+      exists (select 1 from replica.connections c
+              where c.merchant_id = ${merchantId} and c.status = 'active' and c.id <> ${connectionId})
+    ) as stale`;
+  return row?.stale ?? false;
+}
+
+/**
+ * Marks the merchant revoked (its data is kept): sync.merchants says `revoked` (with the connection), its
+ * mirrored connection's row in replica.connections says `revoked` (a row is added when the revoked connection
+ * was never mirrored), its pending events are settled as skipped_revoked and its queued order refreshes
+ * dropped: no more calls will be made for it, so nothing else will ever apply them. A stale revocation
+ * (`revocationIsStale`) revokes only its own connection's row. Safe to repeat (the first revocation time is
+ * kept). Returns the feed's rows for the connection rows it changed: the caller records them last
+ * (`recordChanges`), or calls `revokeMerchantAndRecord`.
+ */
+export async function revokeMerchant(
+  sql: Sql | TransactionSql,
+  merchantId: string,
+  revocation: Revocation = {},
+): Promise<ChangeInput[]> {
+  const connectionId = revocation.connectionId ?? null;
+  const stale = await revocationIsStale(sql, merchantId, connectionId);
+  if (!stale) {
+    // The queue rows first: this waits for the merchant's running order batches, which may still need to
+    // settle their events through the worker's order applier; locking those events first would hold it up.
+    await sql`delete from sync.order_refresh where merchant_id = ${merchantId}`;
+    await sql`
+      insert into sync.merchants as m (id, learned_from, status, revoked_at, connection_id)
+      values (${merchantId}, 'webhook', 'revoked', now(), ${connectionId})
+      on conflict (id) do update
+      set status = 'revoked', connection_id = coalesce(excluded.connection_id, m.connection_id),
+          revoked_at = case when m.status = 'revoked' then coalesce(m.revoked_at, now()) else now() end`;
+    await skipRevokedMerchantEvents(sql, merchantId);
+  }
+  const rows = await sql<{ id: string; previous_status: string | null }[]>`
+    with old as (
+      select id, status from replica.connections
+      where merchant_id = ${merchantId} and status <> 'revoked'
+        and (${connectionId}::text is null or id = ${connectionId})
+      for update
+    ),
+    revoked as (
+      update replica.connections r
+      set status = 'revoked', raw = jsonb_set(r.raw, '{status}', '"revoked"'), synced_at = now()
+      from old where r.id = old.id
+      returning r.id, old.status as previous_status
+    ),
+    -- Never mirrored (say a merchant of LOOPS_MERCHANT_IDS revoked before its first reconcile): the row says
+    -- what is known, so the feed and doctor still see the revocation.
+    added as (
+      insert into replica.connections (id, merchant_id, status, raw)
+      select ${connectionId}, ${merchantId}, 'revoked',
+             jsonb_build_object('id', ${connectionId}::text, 'merchant_id', ${merchantId}::text, 'status', 'revoked')
+      where ${connectionId}::text is not null
+        and not exists (select 1 from replica.connections where id = ${connectionId})
+      on conflict (id) do nothing
+      returning id, null::text as previous_status
+    )
+    select * from revoked union all select * from added`;
+  return rows.map((r) => ({
+    resource: "connection",
+    resourceId: r.id,
+    merchantId,
+    operation: r.previous_status === null ? "insert" : "update",
+    status: "revoked",
+    previousStatus: r.previous_status,
+    source: revocation.source ?? "reconcile",
+    eventId: revocation.eventId ?? null,
+  }));
+}
+
+/** `revokeMerchant` in a transaction of its own, with its changes in the feed. */
+export async function revokeMerchantAndRecord(
+  sql: Sql,
+  merchantId: string,
+  revocation: Revocation = {},
+): Promise<void> {
+  await sql.begin(async (tx) => {
+    await recordChanges(tx, await revokeMerchant(tx, merchantId, revocation));
+  });
 }
 
 /** The sync.merchants ids currently paused, as graphile-worker job flags (see `merchantFlag`). */

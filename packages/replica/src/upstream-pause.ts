@@ -23,6 +23,8 @@ export interface UpstreamPause {
   detail: string | null;
   /** The merchant whose call was refused: the probe calls for it. */
   merchantId: string;
+  /** The refused call's route (e.g. `/events`): the probe calls it. Null: unknown (GET /orders is probed). */
+  route: string | null;
   pausedAt: Date;
   probeAt: Date;
   /** Probes refused so far. */
@@ -63,9 +65,9 @@ export async function enterPause(
   backoff: PauseBackoff = DEFAULT_PAUSE_BACKOFF,
 ): Promise<Date> {
   const [row] = await sql<{ probe_at: Date }[]>`
-    insert into sync.upstream_pauses as p (scope, cause, detail, merchant_id, probe_at)
+    insert into sync.upstream_pauses as p (scope, cause, detail, merchant_id, probe_at, route)
     values (${pauseScopeOf(failure, merchantId)}, ${failure.cause}, ${failure.message.slice(0, 500)},
-            ${merchantId}, now() + make_interval(secs => ${backoff.firstSeconds}))
+            ${merchantId}, now() + make_interval(secs => ${backoff.firstSeconds}), ${failure.route ?? null})
     on conflict (scope) do update set probe_at = p.probe_at
     returning probe_at`;
   return row!.probe_at;
@@ -128,6 +130,7 @@ interface PauseRow {
   cause: PauseCause;
   detail: string | null;
   merchant_id: string;
+  route: string | null;
   paused_at: Date;
   probe_at: Date;
   probes: number;
@@ -139,6 +142,7 @@ function fromRow(r: PauseRow): UpstreamPause {
     cause: r.cause,
     detail: r.detail,
     merchantId: r.merchant_id,
+    route: r.route,
     pausedAt: r.paused_at,
     probeAt: r.probe_at,
     probes: r.probes,

@@ -548,6 +548,8 @@ export interface ReportingSyncHealth {
   oldest_pending_received_at: Timestamp | null;
   oldest_pending_age_seconds: Numeric | null;
   failed_events: number | null;
+  connection_id: string | null;
+  connection_status: string | null;
 }
 
 /** View reporting.top_items. */
@@ -633,9 +635,9 @@ export interface SyncEvents {
   outcome: Generated<string>;
   outcome_at: Timestamp | null;
   error: string | null;
-  order_id: GeneratedAlways<string | null>;
   order_version: GeneratedAlways<number | null>;
   trace_parent: string | null;
+  order_id: GeneratedAlways<string | null>;
 }
 
 /** Table sync.forward_deliveries. */
@@ -682,6 +684,8 @@ export interface SyncMerchants {
   learned_from: Generated<string>;
   first_seen_at: Generated<Timestamp>;
   confirm_error: string | null;
+  connection_id: string | null;
+  locations_listed_at: Timestamp | null;
 }
 
 /** Table sync.migrations. */
@@ -766,6 +770,7 @@ export interface SyncUpstreamPauses {
   probe_at: Timestamp;
   probes: Generated<number>;
   probing_until: Timestamp | null;
+  route: string | null;
 }
 
 /** Table sync.worker_pools. */

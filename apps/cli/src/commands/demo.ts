@@ -155,6 +155,10 @@ export function createDemoCommand(): Command {
         console.log(`creating ${options.rate} orders/s for ${options.duration} s (Ctrl-C stops early)\n`);
         const startedAt = new Date();
         sandbox.startGenerator({ ratePerSecond: options.rate });
+        // One order as a partner testing its pipeline would make it: POST /sandbox/orders, a simulated
+        // channel's order whose events reach the receiver like any other.
+        const sandboxOrder = await createSandboxOrder(client, sandbox.merchantIds[0]!);
+        console.log(`created ${sandboxOrder} with POST /sandbox/orders`);
         let running = true;
         const ticker = setInterval(async () => {
           const truth = new Map(sandbox.truth.orders().map((o) => [o.id, o.version]));
@@ -194,6 +198,13 @@ export function createDemoCommand(): Command {
         }
         await printMirror(sql);
         await printMenuSales(sql);
+        const [mirrored] = await sql<{ version: number }[]>`
+          select version from replica.orders where id = ${sandboxOrder}`;
+        console.log(
+          mirrored
+            ? `\nthe sandbox order ${sandboxOrder} (POST /sandbox/orders) is mirrored, version ${mirrored.version}`
+            : `\nthe sandbox order ${sandboxOrder} (POST /sandbox/orders) is not mirrored yet`,
+        );
         const p = progress!;
         console.log(
           `\nmirrored ${p.upToDate} of ${p.upstream} upstream orders at their latest version; ${p.events} events stored`,
@@ -205,6 +216,14 @@ export function createDemoCommand(): Command {
         await stopAll();
       }
     });
+}
+
+/** POST /sandbox/orders at the merchant's first location; returns the order's id. */
+async function createSandboxOrder(client: LoopsClient, merchantId: string): Promise<string> {
+  const api = client.forMerchant(merchantId);
+  const [location] = (await api.locations.list({ limit: 1 })).data;
+  if (!location) throw new Error(`the sandbox merchant ${merchantId} has no location`);
+  return (await api.sandbox.createOrder({ location_id: location.id })).id;
 }
 
 /** Every change of the feed has been scanned and none waits for delivery. */

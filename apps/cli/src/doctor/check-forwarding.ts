@@ -1,5 +1,5 @@
 import { type Env, version } from "@loops-sync/config";
-import { decodeWebhookSecret } from "@loops-sync/webhooks";
+import { decodeWebhookSecrets } from "@loops-sync/webhooks";
 import { sendChange } from "@loops-sync/worker";
 import { checkResult, type DoctorCheck } from "./doctor-check.ts";
 
@@ -36,9 +36,10 @@ export async function checkForwarding(env: Env): Promise<DoctorCheck> {
   // FORWARD_URL may carry a token: only its origin and path are shown.
   const { origin, pathname } = new URL(env.FORWARD_URL);
   const shown = `${origin}${pathname}`;
-  let key: Buffer;
+  let keys: Buffer[];
   try {
-    key = decodeWebhookSecret(env.FORWARD_SECRET!);
+    // Several secrets (rotation) sign every request, as the worker signs them.
+    keys = decodeWebhookSecrets(env.FORWARD_SECRET!.split(/\s+/).filter(Boolean));
   } catch (error) {
     return checkResult("forwarding", "fail", "environment", `FORWARD_SECRET: ${(error as Error).message}`, {
       fix: "set FORWARD_SECRET to whsec_ followed by the base64 of the key your endpoint verifies with",
@@ -46,7 +47,7 @@ export async function checkForwarding(env: Env): Promise<DoctorCheck> {
   }
   const result = await sendChange(TEST_POSITION, testChangeBody(new Date()), {
     url: env.FORWARD_URL,
-    key,
+    keys,
     timeoutMs: env.FORWARD_TIMEOUT_MS,
     userAgent: `loops-sync/${version} doctor`,
   });

@@ -34,21 +34,31 @@ export class SandboxStore {
   }
 
   /** The connection between an application and a merchant, whatever its status. */
+  /** The application's newest connection to the merchant (a reconnect adds one after a revoked one). */
   connectionFor(applicationId: string, merchantId: string): Connection | undefined {
+    let newest: Connection | undefined;
     for (const c of this.connections.values()) {
-      if (c.application_id === applicationId && c.merchant_id === merchantId) return c;
+      if (c.application_id === applicationId && c.merchant_id === merchantId) newest = c;
     }
-    return undefined;
+    return newest;
   }
 
   connectionsOf(applicationId: string): Connection[] {
     return [...this.connections.values()].filter((c) => c.application_id === applicationId);
   }
 
-  /** The connection events of a merchant are filed under: the first one made (the platform app's). */
+  /**
+   * The connection events of a merchant are filed under: the first active one made (the platform app's;
+   * after a reconnect, the new one), else the first one made.
+   */
   primaryConnection(merchantId: string): Connection | undefined {
-    for (const c of this.connections.values()) if (c.merchant_id === merchantId) return c;
-    return undefined;
+    let first: Connection | undefined;
+    for (const c of this.connections.values()) {
+      if (c.merchant_id !== merchantId) continue;
+      if (c.status === "active") return c;
+      first ??= c;
+    }
+    return first;
   }
 
   locationsOf(merchantId: string): Location[] {

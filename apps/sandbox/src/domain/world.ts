@@ -5,7 +5,7 @@ import type { Random } from "../random.ts";
 import type { EventLog } from "./event-log.ts";
 import { canMove, nextStatus, nextStatusWithMishaps } from "./lifecycle.ts";
 import { buildOrder } from "./order-factory.ts";
-import type { Order, OrderStatus, OrderType, Origin, SandboxEvent } from "./resources.ts";
+import type { Connection, Order, OrderStatus, OrderType, Origin, SandboxEvent } from "./resources.ts";
 import type { SandboxStore } from "./store.ts";
 
 export interface CreateOrderInput {
@@ -68,8 +68,12 @@ export class SandboxWorld {
     locationId: string | null,
     origin: Origin,
     data: Record<string, unknown>,
+    /** The connection the event is filed under. Default: the merchant's primary connection. */
+    connectionId?: string,
   ): SandboxEvent {
-    const connection = this.store.primaryConnection(merchantId);
+    const connection = connectionId
+      ? this.store.connections.get(connectionId)
+      : this.store.primaryConnection(merchantId);
     const event: SandboxEvent = {
       id: this.ids.next("evt"),
       type,
@@ -162,12 +166,42 @@ export class SandboxWorld {
     for (const c of this.store.connections.values()) {
       if (c.merchant_id !== merchantId || c.status === "revoked") continue;
       c.status = "revoked";
-      this.emit("connection.revoked", merchantId, null, origin, {
-        connection_id: c.id,
-        application_id: c.application_id,
-        revoked_at: this.clock.iso(),
-      });
+      this.emit(
+        "connection.revoked",
+        merchantId,
+        null,
+        origin,
+        { connection_id: c.id, application_id: c.application_id, revoked_at: this.clock.iso() },
+        c.id,
+      );
     }
+  }
+
+  /**
+   * The merchant connects again: each application whose connection it revoked gets a new connection (a new
+   * id, the same grants). No event says so; the merchant's next events name the new connection.
+   */
+  reconnectMerchant(merchantId: string): Connection[] {
+    if (!this.store.merchants.has(merchantId)) throw notFound(`merchant ${merchantId}`);
+    const made: Connection[] = [];
+    const applications = new Set(
+      [...this.store.connections.values()]
+        .filter((c) => c.merchant_id === merchantId)
+        .map((c) => c.application_id),
+    );
+    for (const applicationId of applications) {
+      const current = this.store.connectionFor(applicationId, merchantId);
+      if (!current || current.status === "active") continue;
+      const connection: Connection = {
+        ...current,
+        id: this.ids.next("con"),
+        status: "active",
+        created_at: this.clock.iso(),
+      };
+      this.store.connections.set(connection.id, connection);
+      made.push(connection);
+    }
+    return made;
   }
 
   /** Bumps version and moves updated_at strictly forward, even within one millisecond. */

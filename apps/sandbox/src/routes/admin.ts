@@ -109,6 +109,11 @@ export function adminRoutes(s: SandboxServices): Hono {
     return c.json({ merchant_id: c.req.param("id"), status: "revoked" });
   });
 
+  app.post("/merchants/:id/reconnect", (c) => {
+    const made = world.reconnectMerchant(c.req.param("id"));
+    return c.json({ merchant_id: c.req.param("id"), connection_ids: made.map((m) => m.id) });
+  });
+
   app.post("/merchants/:id/business-profile/review", async (c) => {
     const body = await parseJsonBody(
       c,

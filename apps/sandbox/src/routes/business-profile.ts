@@ -19,7 +19,8 @@ const FILE_TYPES: Record<string, string> = {
   "image/jpeg": "jpg",
   "image/png": "png",
 };
-export const MAX_DOCUMENT_BYTES = 4 * 1024 * 1024;
+/** The spec's "4 MB" per document, read as 4,000,000 bytes like the client does. */
+export const MAX_DOCUMENT_BYTES = 4_000_000;
 
 const detailsBody = z.object({
   legal_name: z.string().min(1),

@@ -93,7 +93,9 @@ export function orderRoutes({ store, world }: SandboxServices): Hono<ApiEnv> {
         ...(body.channel ? { channel: body.channel } : {}),
         ...(body.type ? { type: body.type } : {}),
       },
-      { type: "api", application_id: c.get("application").id },
+      // A simulated channel's order (the spec: "so real order.* events are produced"), not the caller's own
+      // write: a receiver that ignores its self-originated events still mirrors it.
+      { type: "channel", application_id: null },
     );
     return c.json(order, 201);
   });

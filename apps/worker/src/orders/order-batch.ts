@@ -6,6 +6,7 @@ import {
   classifyUpstreamFailure,
   enterPause,
   pauseMerchant,
+  recordChanges,
   revokeMerchant,
 } from "@loops-sync/replica";
 import { withSpan } from "@loops-sync/tracing";
@@ -176,7 +177,7 @@ export class OrderBatch {
     });
     if (state.status === "revoked") {
       // Events stored after the revocation were queued all the same: settle them and drop their rows.
-      await revokeMerchant(tx, merchantId);
+      await recordChanges(tx, await revokeMerchant(tx, merchantId, { source: "webhook" }));
       return { rows: 0, more: false };
     }
     if (state.pausedUntil) return { rows: 0, more: false, pausedUntil: state.pausedUntil };
@@ -283,7 +284,8 @@ export class OrderBatch {
     const { rows, heldElsewhere, heldHere, stopped } = this.#value;
     const routed = await routeOrderFailures(this.#ctx, tx, merchantId, this.#value);
     if (stopped?.kind === "revoked") {
-      await revokeMerchant(tx, merchantId);
+      // Last in the transaction: recordChanges takes the feed's lock.
+      await recordChanges(tx, await revokeMerchant(tx, merchantId, { source: "webhook" }));
       logger.warn({ merchantId }, "connection not active: merchant marked revoked, no more calls");
       return { rows, more: false };
     }

@@ -53,8 +53,8 @@ export interface ReconcileOptions extends CallOptions {
  * yet. Each write is gated (version, updated_at or lifecycle) so a read
  * equal to the mirror writes nothing. Calls: 2 + L/100 + L + B/100 + B + J (L locations, B brands, J jobs
  * in progress or ours not yet mirrored, at most 100; pages of 100 rounded up). An extra resource (the
- * merchant, brands, menus, jobs) whose scope Loops refuses is set aside and skipped (set-aside-gate.ts), and
- * the run goes on: only the hot path's refusals (the connection, locations) end it.
+ * merchant, locations, brands, menus, jobs) whose scope Loops refuses is set aside and skipped
+ * (set-aside-gate.ts), and the run goes on: only the hot path's refusals (the connection) end it.
  */
 export async function reconcileMerchant(
   sql: Sql,
@@ -88,13 +88,18 @@ export async function reconcileMerchant(
       ...(merchant ? await upsertMerchant(tx, merchant) : []),
       ...(await upsertConnection(tx, connection)),
     ];
-    if (revoked) await revokeMerchant(tx, merchantId);
+    if (revoked) {
+      const revocation = await revokeMerchant(tx, merchantId, { connectionId: connection.id, source });
+      written.push(...revocation);
+    }
     return written;
   });
   if (revoked) return done(true);
 
-  const listing = await listMerchantLocations(api, options);
-  await write((tx) => replaceMerchantLocations(tx, merchantId, listing));
+  // The database's clock before listing: a go-live that listed later wins (replaceMerchantLocations).
+  const [{ now: listedAt } = { now: new Date() }] = await sql<{ now: Date }[]>`select now()`;
+  const listing = await gate.read("locations", () => listMerchantLocations(api, options));
+  if (listing) await write((tx) => replaceMerchantLocations(tx, merchantId, { ...listing, listedAt }));
 
   const brands = await gate.read("brands", async () => {
     const read: BrandInput[] = [];

@@ -1,7 +1,12 @@
 import type { Logger } from "@loops-sync/config";
 import type { Sql } from "@loops-sync/db";
 import type { SyncApi } from "@loops-sync/loops-client";
-import { causedBy, classifyUpstreamFailure, recordChanges, revokeMerchant } from "@loops-sync/replica";
+import {
+  causedBy,
+  classifyUpstreamFailure,
+  recordChanges,
+  revokeMerchantAndRecord,
+} from "@loops-sync/replica";
 import { openSetAsideGate } from "../set-aside-gate.ts";
 import { upsertChannels } from "../upsert-locations.ts";
 import { reconcileMerchant } from "./reconcile-merchant.ts";
@@ -94,7 +99,7 @@ export async function runReconcile({
       if (signal?.aborted) throw error;
       const failure = classifyUpstreamFailure(error);
       const message = error instanceof Error ? error.message : String(error);
-      if (failure.kind === "revoked") await sql.begin((tx) => revokeMerchant(tx, id));
+      if (failure.kind === "revoked") await revokeMerchantAndRecord(sql, id, { source: "reconcile" });
       else logger?.warn({ merchantId: id, error: message }, "reconcile failed for a merchant");
       merchants.push({
         merchantId: id,

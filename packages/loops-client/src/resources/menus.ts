@@ -30,6 +30,9 @@ export class MenusResource extends ScopedResource {
       json,
       schema: JobSchema,
       signal: options.signal,
+      // Each PUT starts an import job and the API takes no Idempotency-Key here: a timed-out PUT may have
+      // started one, so it is not resent (docs/decisions.md, "A timed-out menu import is not resent").
+      startsNewWork: true,
     });
   }
 

@@ -28,8 +28,8 @@ export const BusinessProfileDetailsInput = z.looseObject({
 });
 export type BusinessProfileDetailsParams = z.input<typeof BusinessProfileDetailsInput>;
 
-/** Documents over this size are refused upstream (4 MB, read as 4 MiB). */
-export const MAX_DOCUMENT_BYTES = 4 * 1024 * 1024;
+/** Documents over this size are refused upstream: "4 MB", read as 4,000,000 bytes (the safe reading). */
+export const MAX_DOCUMENT_BYTES = 4_000_000;
 
 export interface DocumentUploadParams {
   type: (typeof DOCUMENT_TYPES)[number];

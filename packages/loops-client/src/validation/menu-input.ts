@@ -105,8 +105,8 @@ export const MenuImportInput = z
   });
 export type MenuImportParams = z.input<typeof MenuImportInput>;
 
-/** The import body limit (5 MB of JSON, read as 5 MiB). */
-export const MAX_MENU_BYTES = 5 * 1024 * 1024;
+/** The import body limit: "5 MB of JSON", read as 5,000,000 bytes (the safe reading; 5 MiB is more). */
+export const MAX_MENU_BYTES = 5_000_000;
 
 /** Serialises once and refuses a body over the limit, so a huge menu fails here and not after upload. */
 export function checkMenuSize(menu: unknown): void {
