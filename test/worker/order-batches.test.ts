@@ -284,7 +284,8 @@ describe("worker: fetched orders are committed as their answers arrive", () => {
     try {
       await other`begin`;
       await other`select id from replica.orders where id = ${first.id} for update`;
-      harness.sandbox.advanceOrder(first.id);
+      // An order.updated: no payload proves it, so it is fetched (a status change would be applied from its event).
+      harness.sandbox.updateOrder(first.id, { notes: "ring twice" });
       const fetchesOf = () => harness.calls("GET /orders/{order_id}");
       const before = fetchesOf();
       const commitsOfFirst = () => batches.committed.filter((c) => c.orderId === first.id).length;

@@ -15,6 +15,7 @@ import { createForwardMetrics } from "./forwarding/forward-metrics.ts";
 import { type Forwarder, type ForwarderOptions, startForwarder } from "./forwarding/start-forwarder.ts";
 import { graphileLogger } from "./graphile-logger.ts";
 import type { OrderBatchEvents } from "./orders/batch-value.ts";
+import { startOrderConfirmer } from "./orders/order-confirmer.ts";
 import { startOrderScheduler } from "./orders/order-scheduler.ts";
 import { startPauseProber } from "./pause-prober.ts";
 import { createPoolRegistry } from "./pool-registry.ts";
@@ -76,6 +77,11 @@ export interface StartWorkerOptions {
   prune?: PruneJobOptions;
   /** Forward every change to the partner's endpoint (FORWARD_URL, …). Default: off. */
   forward?: Omit<ForwarderOptions, "sql" | "logger" | "registry">;
+  /**
+   * CONFIRM_WITHIN_SECONDS: a row applied from an order.status_changed payload is confirmed by a fetch within
+   * this (orders/order-confirmer.ts). Default: 300.
+   */
+  confirmWithinSeconds?: number;
 }
 
 export interface RunningWorker {
@@ -119,6 +125,7 @@ export async function startWorker({
   catchup,
   prune,
   forward,
+  confirmWithinSeconds,
 }: StartWorkerOptions): Promise<RunningWorker> {
   if (!Number.isInteger(concurrency) || concurrency < 1) {
     throw new RangeError(`startWorker: concurrency must be a whole number of at least 1, got ${concurrency}`);
@@ -229,6 +236,7 @@ export async function startWorker({
     });
   }
   const prober = startPauseProber(ctx);
+  const confirmer = startOrderConfirmer(ctx, { withinSeconds: confirmWithinSeconds });
   logger.info({ concurrency, merchants: merchantIds.length }, "worker started");
 
   let stopping: Promise<void> | undefined;
@@ -261,6 +269,7 @@ export async function startWorker({
             refresher.stop(shutdownAbortAfterMs),
             forwarder?.stop(shutdownAbortAfterMs),
             prober.stop(),
+            confirmer.stop(),
           ]);
         } finally {
           await closeQueue().finally(() => setImmediate(stopAbsorbing));

@@ -68,12 +68,14 @@ export class SandboxWorld {
     locationId: string | null,
     origin: Origin,
     data: Record<string, unknown>,
+    /** When the change happened (default: now); an order's change names the time its history records. */
+    createdAt: string = this.clock.iso(),
   ): SandboxEvent {
     const connection = this.store.primaryConnection(merchantId);
     const event: SandboxEvent = {
       id: this.ids.next("evt"),
       type,
-      created_at: this.clock.iso(),
+      created_at: createdAt,
       merchant_id: merchantId,
       location_id: locationId,
       connection_id: connection?.id ?? "con_unknown",
@@ -137,10 +139,14 @@ export class SandboxWorld {
     order.status = target;
     order.status_history.push({ status: target, at });
     if (target === "delivered" || target === "picked_up") order.payment.paid = true;
-    this.emit("order.status_changed", order.merchant_id, order.location_id, origin, {
-      ...this.#orderData(order),
-      previous_status: previous,
-    });
+    this.emit(
+      "order.status_changed",
+      order.merchant_id,
+      order.location_id,
+      origin,
+      { ...this.#orderData(order), previous_status: previous },
+      at,
+    );
     return order;
   }
 

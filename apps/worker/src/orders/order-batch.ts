@@ -7,15 +7,17 @@ import {
   enterPause,
   pauseMerchant,
   revokeMerchant,
+  type StatusChain,
 } from "@loops-sync/replica";
 import { withSpan } from "@loops-sync/tracing";
 import type { LimitFunction } from "p-limit";
 import type { WorkerContext } from "../worker-context.ts";
 import type { BatchRef, BatchValue, Fetched, OrderBatchEvents, OrderBatchResult } from "./batch-value.ts";
-import { type Claimed, type ClaimResult, needsFetch, ORDER_BATCH_ROWS } from "./claim-orders.ts";
+import { type Claimed, type ClaimResult, holdOrders, needsFetch, ORDER_BATCH_ROWS } from "./claim-orders.ts";
 import { fetchOrder } from "./fetch-order.ts";
 import { observeCommitted, observeStage } from "./observe-order-stage.ts";
 import type { OrderApplier } from "./order-applier.ts";
+import { planOrder, REORDER_WAIT_MS } from "./plan-order.ts";
 import { handOffOrders, routeOrderFailures } from "./route-order-failures.ts";
 import { settleOrderBatch } from "./settle-order-batch.ts";
 import {
@@ -36,6 +38,8 @@ export const ORDER_BATCH_JOIN_MS = 500;
  * other step.)
  */
 export const ORDER_BATCH_JOIN_GAP_MS = 10;
+/** Held rows are tried again this long after they are due: the worker's and Postgres's clocks differ a little. */
+const HOLD_SLACK_MS = 20;
 
 export interface OrderBatchOptions {
   ref: BatchRef;
@@ -94,6 +98,7 @@ export class OrderBatch {
       heldElsewhere: 0,
       heldHere: 0,
       fetched: [],
+      held: new Map(),
       stopped: undefined,
     };
   }
@@ -195,9 +200,46 @@ export class OrderBatch {
       this.#ctx.metrics.orderRefreshStage.observe({ stage: "queued" }, c.queued_seconds);
       v.claimed.push(c);
       v.rows += c.rows;
-      if (needsFetch(c)) {
+      if (!needsFetch(c)) continue;
+      const plan = planOrder(c, this.ref.merchantId);
+      if (plan.hold) {
+        v.held.set(c.order_id, { events: plan.hold.events });
+      }
+      if (plan.chain) {
+        const chain = plan.chain;
+        this.#fetches.push(
+          traceOrderRefresh(c, traceParents, () => this.#applyChainOrFetch(c, chain, plan.settles)),
+        );
+      } else if (plan.fetch) {
         this.#fetches.push(traceOrderRefresh(c, traceParents, () => this.#fetchAndApplyOne(c)));
       }
+    }
+  }
+
+  /**
+   * Status events that chain: applied from their payloads, no call. When the gate refuses them (the stored
+   * row moved since the claim read it), the order is fetched instead, as any event it cannot prove.
+   */
+  async #applyChainOrFetch(claim: Claimed, chain: StatusChain, settles: string[]): Promise<Fetched> {
+    const { applier, events } = this.#options;
+    try {
+      const attributes = {
+        "loops.order.id": claim.order_id,
+        "loops.order.version": chain.steps.at(-1)!.version,
+      };
+      const applied = await withSpan("apply order from event", { attributes }, () =>
+        applier.applyChain(chain, settles, claim.claimed_at),
+      );
+      if (!applied.changed) {
+        this.#value.held.delete(claim.order_id);
+        return await this.#fetchAndApplyOne(claim);
+      }
+      observeCommitted(this.#ctx.metrics, claim, claim.taken_at);
+      events.emit("committed", { batch: this.ref, orderId: claim.order_id, applied });
+      return { kind: "applied", claim, applied };
+    } catch (error) {
+      events.emit("committed", { batch: this.ref, orderId: claim.order_id, error });
+      return { kind: "failed", claim, failure: classifyUpstreamFailure(error), error, stage: "apply" };
     }
   }
 
@@ -288,6 +330,7 @@ export class OrderBatch {
       return { rows, more: false };
     }
     await handOffOrders(tx, merchantId, routed);
+    const holdUntil = await this.#holdGaps(tx);
     if (stopped?.kind === "rate_limited") {
       const pausedUntil = await pauseMerchant(tx, merchantId, stopped.retryAfterSeconds);
       logger.warn(
@@ -304,6 +347,29 @@ export class OrderBatch {
       );
       return { rows, more: false, pausedUntil };
     }
-    return { rows, more: heldHere > 0 || rows + heldElsewhere >= ORDER_BATCH_ROWS, heldElsewhere };
+    return {
+      rows,
+      more: heldHere > 0 || rows + heldElsewhere >= ORDER_BATCH_ROWS,
+      heldElsewhere,
+      ...(holdUntil ? { holdUntil } : {}),
+    };
+  }
+
+  /** Puts the events waiting for a version gap back in the queue; when the first of them is due again. */
+  async #holdGaps(tx: TransactionSql): Promise<number | undefined> {
+    const { held, claimed } = this.#value;
+    if (held.size === 0) return undefined;
+    const rows = claimed.flatMap((c) =>
+      (held.get(c.order_id)?.events ?? []).map((e) => ({
+        order_id: c.order_id,
+        version: e.version,
+        event_id: e.id,
+        queued_at: e.queued_at,
+      })),
+    );
+    await holdOrders(tx, this.ref.merchantId, rows, REORDER_WAIT_MS);
+    const ages = claimed.flatMap((c) => (held.get(c.order_id)?.events ?? []).map((e) => e.age_seconds));
+    // Due again when the youngest's wait ends (from its first queueing, Postgres's clock), a little after.
+    return performance.now() + Math.max(0, REORDER_WAIT_MS - Math.min(...ages) * 1000) + HOLD_SLACK_MS;
   }
 }

@@ -234,6 +234,10 @@ export class OrderScheduler {
         if (result.pausedUntil) slot.notBefore = result.pausedUntil.getTime();
         // Those rows get no NOTIFY of their own once the other batch ends (it may be another process's).
         if (result.heldElsewhere) setTimeout(() => this.#want(merchantId), HELD_RETRY_MS).unref();
+        // Events waiting for a version gap: fetched once their wait is over, unless the gap fills first.
+        if (result.holdUntil !== undefined) {
+          setTimeout(() => this.#want(merchantId), result.holdUntil - performance.now()).unref();
+        }
         if (result.rows === 0) break;
         metrics.jobs.inc({ task: "refresh_orders", result: "success" });
         logger.debug({ merchantId, rows: result.rows }, "Completed order batch");
@@ -265,7 +269,8 @@ export async function startOrderScheduler(
 /** The merchants with queued orders, oldest first. */
 async function queuedMerchants(sql: Sql): Promise<string[]> {
   const rows = await sql<{ merchant_id: string }[]>`
-    select merchant_id from sync.order_refresh group by merchant_id order by min(id)`;
+    select merchant_id from sync.order_refresh where not_before is null or not_before <= now()
+    group by merchant_id order by min(id)`;
   return rows.map((r) => r.merchant_id);
 }
 
