@@ -99,9 +99,14 @@ async function waitsForLock(harness: Harness, pid: number | "any", what: string)
   );
 }
 
-/** A harness that afterEach closes. */
+/**
+ * A harness that afterEach closes. Its workers read each order alone (no list page for several orders,
+ * status-from-event.test.ts covers that): these tests hold and count single fetches.
+ */
 async function started(): Promise<Harness> {
   h = await createHarness();
+  const worker = h.worker.bind(h);
+  h.worker = (options = {}) => worker({ orderListFetchMin: Number.POSITIVE_INFINITY, ...options });
   return h;
 }
 

@@ -1,4 +1,5 @@
 import { type EventEnvelope, storeEventsAndEnqueue } from "@loops-sync/db";
+import type { RunningWorker, StartWorkerOptions } from "@loops-sync/worker";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "#testkit/wait-for";
 import { APPLICATION_ID, createHarness, type Harness, settled } from "../support/worker-harness.ts";
@@ -8,10 +9,16 @@ const ORDER_LIST = "GET /orders";
 const MERCHANT = "mer_demo_1";
 
 let h: Harness;
+let worker: RunningWorker;
 beforeAll(async () => {
   h = await createHarness();
-  await h.worker({});
+  worker = await h.worker({});
 });
+
+async function restartWorker(options: Partial<StartWorkerOptions>) {
+  await worker.stop();
+  worker = await h.worker(options);
+}
 afterAll(async () => {
   await h?.close();
 });
@@ -65,6 +72,85 @@ describe("worker: an order.status_changed that chains is applied from its payloa
     });
   });
 
+  it("applies reordered events as soon as the gap fills (v3 before v2), with no call", async () => {
+    // A wait no machine outlasts between the two ingests: v3 must wait for v2, not be fetched.
+    await restartWorker({ orderReorderWaitMs: 120_000 });
+    const order = await mirroredOrder();
+    const fetches = h.calls(ORDER_FETCH);
+    h.sandbox.advanceOrder(order.id);
+    h.sandbox.advanceOrder(order.id);
+    const all = h.sandbox.truth.events().filter((e) => e.data.order_id === order.id);
+    const v3 = all.filter((e) => e.data.version === 3).map((e) => e.id);
+    const first = await h.ingest((e) => v3.includes(e.id));
+    const rest = await h.ingest(eventsOf(order.id));
+    await waitFor(() => settled(h.db, [...first, ...rest]), { what: "both applied" });
+    const truth = h.sandbox.truth.order(order.id)!;
+    expect(await stored(order.id)).toMatchObject({ version: 3, status: truth.status, history: 3 });
+    expect(h.calls(ORDER_FETCH)).toBe(fetches);
+  });
+
+  it("fetches an order whose version gap does not fill within the wait", async () => {
+    await restartWorker({ orderReorderWaitMs: 300 });
+    const order = await mirroredOrder();
+    h.sandbox.advanceOrder(order.id);
+    h.sandbox.advanceOrder(order.id);
+    const v3 = h.sandbox.truth
+      .events()
+      .filter((e) => e.data.order_id === order.id && e.data.version === 3)
+      .map((e) => e.id);
+    const fetches = h.calls(ORDER_FETCH);
+    const ids = await h.ingest((e) => v3.includes(e.id));
+    await waitFor(() => settled(h.db, ids), { what: "v3 covered by a fetch" });
+    expect(h.calls(ORDER_FETCH)).toBe(fetches + 1);
+    expect(await stored(order.id)).toMatchObject({ version: 3, unconfirmed: false });
+    await restartWorker({});
+  });
+
+  it("confirms an unconfirmed row with a list page, with no feed change when nothing a reader sees differs", async () => {
+    const order = await mirroredOrder();
+    h.sandbox.advanceOrder(order.id);
+    const ids = await h.ingest(eventsOf(order.id));
+    await waitFor(() => settled(h.db, ids), { what: "the status event applied" });
+    const lists = h.calls(ORDER_LIST);
+    // The merchant goes quiet (CONFIRM_QUIET_SECONDS): the confirmer reads its orders' list page.
+    await waitFor(async () => (await stored(order.id))?.unconfirmed === false, {
+      what: "the row confirmed",
+      timeoutMs: 60_000,
+    });
+    expect(h.calls(ORDER_LIST)).toBeGreaterThan(lists);
+    const truth = h.sandbox.truth.order(order.id)!;
+    const [row] = await h.db
+      .sql`select raw, fetched_version, version from replica.orders where id = ${order.id}`;
+    expect(row!.raw).toEqual(JSON.parse(JSON.stringify(truth)));
+    expect(row!.fetched_version).toBe(row!.version);
+    expect((await changesOf(order.id)).map((c) => c.source)).not.toContain("confirm");
+  });
+});
+
+describe("worker: several orders to fetch are read from one list page", () => {
+  it("reads two new orders of a merchant with one GET /orders?updated_since= and no single reads", async () => {
+    const fetches = h.calls(ORDER_FETCH);
+    const lists = h.calls(ORDER_LIST);
+    const orders = [
+      h.sandbox.createOrder({ merchantId: MERCHANT }),
+      h.sandbox.createOrder({ merchantId: MERCHANT }),
+    ];
+    const ours = new Set(orders.map((o) => o.id));
+    // One inbox transaction and one NOTIFY: one batch claims both.
+    const ids = await h.ingest((e) => ours.has(e.data.order_id as string));
+    await waitFor(() => settled(h.db, ids), { what: "both orders applied" });
+    expect(h.calls(ORDER_FETCH)).toBe(fetches);
+    expect(h.calls(ORDER_LIST)).toBe(lists + 1);
+    for (const order of orders) {
+      const [row] = await h.db.sql`select raw from replica.orders where id = ${order.id}`;
+      expect(row!.raw).toEqual(JSON.parse(JSON.stringify(h.sandbox.truth.order(order.id))));
+    }
+  });
+});
+
+describe("worker: a payload that does not chain", () => {
+  // Last in the file: the forged version never comes upstream, so its order's refresh_order job keeps
+  // fetching it with backoff, which the other tests' call counts must not see.
   it("never applies a payload that does not chain: the order is fetched instead", async () => {
     const order = await mirroredOrder();
     const fetches = h.calls(ORDER_FETCH);
@@ -99,40 +185,5 @@ describe("worker: an order.status_changed that chains is applied from its payloa
     );
     expect(await stored(order.id)).toMatchObject({ version: 1, status: "placed", unconfirmed: false });
     expect((await changesOf(order.id)).map((c) => c.source)).not.toContain("event");
-  });
-
-  it("applies reordered events as soon as the gap fills (v3 before v2), with no call", async () => {
-    const order = await mirroredOrder();
-    const fetches = h.calls(ORDER_FETCH);
-    h.sandbox.advanceOrder(order.id);
-    h.sandbox.advanceOrder(order.id);
-    const all = h.sandbox.truth.events().filter((e) => e.data.order_id === order.id);
-    const v3 = all.filter((e) => e.data.version === 3).map((e) => e.id);
-    const first = await h.ingest((e) => v3.includes(e.id));
-    const rest = await h.ingest(eventsOf(order.id));
-    await waitFor(() => settled(h.db, [...first, ...rest]), { what: "both applied" });
-    const truth = h.sandbox.truth.order(order.id)!;
-    expect(await stored(order.id)).toMatchObject({ version: 3, status: truth.status, history: 3 });
-    expect(h.calls(ORDER_FETCH)).toBe(fetches);
-  });
-
-  it("confirms an unconfirmed row with a list page, with no feed change when nothing a reader sees differs", async () => {
-    const order = await mirroredOrder();
-    h.sandbox.advanceOrder(order.id);
-    const ids = await h.ingest(eventsOf(order.id));
-    await waitFor(() => settled(h.db, ids), { what: "the status event applied" });
-    const lists = h.calls(ORDER_LIST);
-    // The merchant goes quiet (CONFIRM_QUIET_SECONDS): the confirmer reads its orders' list page.
-    await waitFor(async () => (await stored(order.id))?.unconfirmed === false, {
-      what: "the row confirmed",
-      timeoutMs: 60_000,
-    });
-    expect(h.calls(ORDER_LIST)).toBeGreaterThan(lists);
-    const truth = h.sandbox.truth.order(order.id)!;
-    const [row] = await h.db
-      .sql`select raw, fetched_version, version from replica.orders where id = ${order.id}`;
-    expect(row!.raw).toEqual(JSON.parse(JSON.stringify(truth)));
-    expect(row!.fetched_version).toBe(row!.version);
-    expect((await changesOf(order.id)).map((c) => c.source)).not.toContain("confirm");
   });
 });

@@ -59,6 +59,13 @@ export interface StartWorkerOptions {
   orderRefreshPollMs?: number;
   /** How long an order batch takes more of its merchant's rows once it fetches. Default: 500 ms (order-batch.ts). */
   orderBatchJoinMs?: number;
+  /**
+   * An order batch with this many orders to fetch reads them from one `GET /orders?updated_since=` page
+   * instead of one `GET /orders/{id}` each. Default: 2 (LIST_FETCH_MIN_ORDERS, order-batch.ts).
+   */
+  orderListFetchMin?: number;
+  /** How long a status event past a version gap (v3 before v2) waits for it. Default: 1000 ms (plan-order.ts). */
+  orderReorderWaitMs?: number;
   /** Queue the reconcile of every active merchant when starting. Default: true. */
   refreshResourcesAtStart?: boolean;
   /**
@@ -119,6 +126,8 @@ export async function startWorker({
   refreshResourcesAtStart = true,
   orderRefreshConcurrency,
   orderBatchJoinMs,
+  orderListFetchMin,
+  orderReorderWaitMs,
   orderRefreshPollMs,
   pauseBackoff = DEFAULT_PAUSE_BACKOFF,
   databaseGraceSeconds = 60,
@@ -214,6 +223,8 @@ export async function startWorker({
   const refresher = await startOrderScheduler(ctx, {
     concurrency: batches,
     joinMs: orderBatchJoinMs,
+    listFetchMin: orderListFetchMin,
+    reorderWaitMs: orderReorderWaitMs,
     pollIntervalMs: orderRefreshPollMs ?? Math.min(pollIntervalMs, 1000),
   }).catch(async (error: unknown) => {
     await runner.stop().catch(() => {});

@@ -86,7 +86,9 @@ function printStatus(whole: SyncStatus): void {
   console.log(
     `queue: ${q.waiting} waiting, ${q.scheduled} scheduled, ${q.running} running, ${q.failed} failed; ` +
       `${q.ordersToRefresh} orders to refresh` +
-      (q.oldestOrderToRefreshSeconds === null ? "" : ` (oldest ${q.oldestOrderToRefreshSeconds} s)`),
+      (q.oldestOrderToRefreshSeconds === null ? "" : ` (oldest ${q.oldestOrderToRefreshSeconds} s)`) +
+      `; ${q.ordersUnconfirmed} unconfirmed` +
+      (q.oldestUnconfirmedSeconds === null ? "" : ` (oldest ${q.oldestUnconfirmedSeconds} s)`),
   );
   for (const t of whole.scheduledTicks) {
     console.log(

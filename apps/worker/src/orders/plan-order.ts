@@ -43,9 +43,9 @@ function step(e: ClaimedEvent): StatusStep | undefined {
 /**
  * Decides, from the claimed events' payloads and the stored row, what to apply without a call, what to wait
  * for and what to fetch. A new order, an event without a version, a status that does not chain and any
- * other order event are fetched; a gap waits up to REORDER_WAIT_MS, the chaining steps before it applied.
+ * other order event are fetched; a gap waits up to `reorderWaitMs`, the chaining steps before it applied.
  */
-export function planOrder(c: Claimed, merchantId: string): OrderPlan {
+export function planOrder(c: Claimed, merchantId: string, reorderWaitMs = REORDER_WAIT_MS): OrderPlan {
   const fetch: OrderPlan = { settles: [], fetch: true };
   if (c.replica_version === null || c.replica_status === null) return fetch;
   if (c.events.length === 0 || c.events.some((e) => e.version === null)) return fetch;
@@ -75,7 +75,7 @@ export function planOrder(c: Claimed, merchantId: string): OrderPlan {
   // A gap: every later event a status change, none yet past its wait.
   const gap = rest[0]!.version! > version + 1 && rest.every((e) => step(e) !== undefined);
   const waited = Math.max(...rest.map((e) => e.age_seconds)) * 1000;
-  if (gap && waited < REORDER_WAIT_MS) {
+  if (gap && waited < reorderWaitMs) {
     return { ...(chain ? { chain } : {}), settles, hold: { events: rest }, fetch: false };
   }
   return fetch;
