@@ -3,10 +3,10 @@
 -- than LOOPS_MAX_RPS allows one fetch each (issue 40: p99 8 s at 30 events/s against 25/s). Such a row holds
 -- what the events said (status, version, status_history, updated_at) and the rest as last fetched, until a
 -- fetch confirms it. fetched_version is the version the last fetch wrote or confirmed: a row whose
--- fetched_version is below its version is unconfirmed, since unconfirmed_since.
+-- fetched_version is below its version is unconfirmed, since unconfirmed_since. Every writer of the worker
+-- sets it; null (a row written by other means) counts as fetched.
 alter table replica.orders add column fetched_version bigint;
 update replica.orders set fetched_version = version;
-alter table replica.orders alter column fetched_version set not null;
 alter table replica.orders add column unconfirmed_since timestamptz;
 -- The confirmer's question: which merchants hold unconfirmed rows, since when (a partial index stays small).
 create index orders_unconfirmed_idx on replica.orders (merchant_id, unconfirmed_since)
@@ -54,7 +54,7 @@ select
   coalesce(o.delivery_fee_amount, 0)                                as delivery_fee_amount,
   coalesce(o.tax_amount, 0)                                         as tax_amount,
   coalesce(o.total_amount, 0)                                       as total_amount,
-  o.fetched_version < o.version                                     as unconfirmed,
+  coalesce(o.fetched_version < o.version, false)                    as unconfirmed,
   o.fetched_version
 from replica.orders o
 left join zones z on z.id = o.location_id;

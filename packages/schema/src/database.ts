@@ -309,7 +309,7 @@ export interface ReplicaOrders {
   synced_at: Generated<Timestamp>;
   last_change_event_id: string | null;
   last_change_source: string | null;
-  fetched_version: number;
+  fetched_version: number | null;
   unconfirmed_since: Timestamp | null;
 }
 
