@@ -127,6 +127,27 @@ describe("worker: an order.status_changed that chains is applied from its payloa
   });
 });
 
+describe("worker: a confirmation that finds a difference", () => {
+  it("rewrites the row from upstream and records the change with source confirm", async () => {
+    const order = await mirroredOrder();
+    h.sandbox.advanceOrder(order.id);
+    const ids = await h.ingest(eventsOf(order.id));
+    await waitFor(() => settled(h.db, ids), { what: "the status event applied" });
+    // What the payload could not say, as if upstream had changed it with the status (payment on delivery).
+    await h.db.sql`
+      update replica.orders set raw = jsonb_set(raw, '{notes}', '"not what upstream holds"')
+      where id = ${order.id} and unconfirmed_since is not null`;
+    await waitFor(async () => (await stored(order.id))?.unconfirmed === false, {
+      what: "the row confirmed",
+      timeoutMs: 60_000,
+    });
+    const [row] = await h.db.sql`select raw, last_change_source from replica.orders where id = ${order.id}`;
+    expect(row!.raw).toEqual(JSON.parse(JSON.stringify(h.sandbox.truth.order(order.id))));
+    expect(row!.last_change_source).toBe("confirm");
+    expect((await changesOf(order.id)).at(-1)).toMatchObject({ source: "confirm", status: "accepted" });
+  });
+});
+
 describe("worker: several orders to fetch are read from one list page", () => {
   it("reads two new orders of a merchant with one GET /orders?updated_since= and no single reads", async () => {
     const fetches = h.calls(ORDER_FETCH);
