@@ -70,7 +70,8 @@ describe("the change feed's writers", () => {
       merchant_id: MERCHANT,
       previous_status: changes[0]!.status,
       status: truth.status,
-      source: "webhook",
+      // The status change chained onto the stored order: applied from its event's payload.
+      source: "event",
       event_id: second[0],
     });
   });

@@ -99,9 +99,14 @@ async function waitsForLock(harness: Harness, pid: number | "any", what: string)
   );
 }
 
-/** A harness that afterEach closes. */
+/**
+ * A harness that afterEach closes. Its workers read each order alone (no list page for several orders,
+ * status-from-event.test.ts covers that): these tests hold and count single fetches.
+ */
 async function started(): Promise<Harness> {
   h = await createHarness();
+  const worker = h.worker.bind(h);
+  h.worker = (options = {}) => worker({ orderListFetchMin: Number.POSITIVE_INFINITY, ...options });
   return h;
 }
 
@@ -284,7 +289,8 @@ describe("worker: fetched orders are committed as their answers arrive", () => {
     try {
       await other`begin`;
       await other`select id from replica.orders where id = ${first.id} for update`;
-      harness.sandbox.advanceOrder(first.id);
+      // An order.updated: no payload proves it, so it is fetched (a status change would be applied from its event).
+      harness.sandbox.updateOrder(first.id, { notes: "ring twice" });
       const fetchesOf = () => harness.calls("GET /orders/{order_id}");
       const before = fetchesOf();
       const commitsOfFirst = () => batches.committed.filter((c) => c.orderId === first.id).length;

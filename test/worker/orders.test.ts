@@ -150,7 +150,7 @@ describe("worker: order events", () => {
     expect(h.calls(ORDER_FETCH) - fetches).toBe(1);
   });
 
-  it("fetches a merchant's queued orders: one call each, every order applied at its version, a missing one failed alone", async () => {
+  it("reads a merchant's queued orders from one list page, every order applied at its version, a missing one fetched and failed alone", async () => {
     const orders = Array.from({ length: 12 }, () => h.sandbox.createOrder({ merchantId: MERCHANT }));
     const ids = new Set(orders.map((o) => o.id));
     const events = (h.sandbox.truth.events() as unknown as EventEnvelope[]).filter((e) =>
@@ -163,6 +163,7 @@ describe("worker: order events", () => {
       data: { ...events[0]!.data, order_id: "ord_missing_in_batch", version: 1 },
     };
     const fetches = h.calls(ORDER_FETCH);
+    const lists = h.calls("GET /orders");
     await h.db.sql.begin((tx) =>
       storeEventsAndEnqueue(tx, [...events, ghost], { source: "webhook", applicationId: APPLICATION_ID }),
     );
@@ -171,7 +172,9 @@ describe("worker: order events", () => {
     const result = await outcomes(h.db, all);
     expect(result[ghost.id]).toBe("failed");
     expect(events.map((e) => result[e.id])).toEqual(events.map(() => "applied"));
-    expect(h.calls(ORDER_FETCH) - fetches).toBe(13);
+    // One page for the twelve; the ghost, absent from it, is asked for alone (and answers 404).
+    expect(h.calls("GET /orders") - lists).toBe(1);
+    expect(h.calls(ORDER_FETCH) - fetches).toBe(1);
     // How many commits the twelve took depends on when their answers came: each is committed as it
     // arrives, with those that arrived meanwhile (test/worker/order-batches.test.ts).
     const written = await h.db.sql<{ id: string; version: number }[]>`

@@ -15,6 +15,7 @@ import { createForwardMetrics } from "./forwarding/forward-metrics.ts";
 import { type Forwarder, type ForwarderOptions, startForwarder } from "./forwarding/start-forwarder.ts";
 import { graphileLogger } from "./graphile-logger.ts";
 import type { OrderBatchEvents } from "./orders/batch-value.ts";
+import { startOrderConfirmer } from "./orders/order-confirmer.ts";
 import { startOrderScheduler } from "./orders/order-scheduler.ts";
 import { startPauseProber } from "./pause-prober.ts";
 import { createPoolRegistry } from "./pool-registry.ts";
@@ -59,6 +60,13 @@ export interface StartWorkerOptions {
   orderRefreshPollMs?: number;
   /** How long an order batch takes more of its merchant's rows once it fetches. Default: 500 ms (order-batch.ts). */
   orderBatchJoinMs?: number;
+  /**
+   * An order batch with this many orders to fetch reads them from one `GET /orders?updated_since=` page
+   * instead of one `GET /orders/{id}` each. Default: 2 (LIST_FETCH_MIN_ORDERS, order-batch.ts).
+   */
+  orderListFetchMin?: number;
+  /** How long a status event past a version gap (v3 before v2) waits for it. Default: 1000 ms (plan-order.ts). */
+  orderReorderWaitMs?: number;
   /** Queue the reconcile of every active merchant when starting. Default: true. */
   refreshResourcesAtStart?: boolean;
   /**
@@ -77,6 +85,11 @@ export interface StartWorkerOptions {
   prune?: PruneJobOptions;
   /** Forward every change to the partner's endpoint (FORWARD_URL, …). Default: off. */
   forward?: Omit<ForwarderOptions, "sql" | "logger" | "registry">;
+  /**
+   * CONFIRM_WITHIN_SECONDS: a row applied from an order.status_changed payload is confirmed by a fetch within
+   * this (orders/order-confirmer.ts). Default: 300.
+   */
+  confirmWithinSeconds?: number;
 }
 
 export interface RunningWorker {
@@ -114,12 +127,15 @@ export async function startWorker({
   refreshResourcesAtStart = true,
   orderRefreshConcurrency,
   orderBatchJoinMs,
+  orderListFetchMin,
+  orderReorderWaitMs,
   orderRefreshPollMs,
   pauseBackoff = DEFAULT_PAUSE_BACKOFF,
   databaseGraceSeconds = 60,
   catchup,
   prune,
   forward,
+  confirmWithinSeconds,
 }: StartWorkerOptions): Promise<RunningWorker> {
   if (!Number.isInteger(concurrency) || concurrency < 1) {
     throw new RangeError(`startWorker: concurrency must be a whole number of at least 1, got ${concurrency}`);
@@ -216,6 +232,8 @@ export async function startWorker({
   const refresher = await startOrderScheduler(ctx, {
     concurrency: batches,
     joinMs: orderBatchJoinMs,
+    listFetchMin: orderListFetchMin,
+    reorderWaitMs: orderReorderWaitMs,
     pollIntervalMs: orderRefreshPollMs ?? Math.min(pollIntervalMs, 1000),
   }).catch(async (error: unknown) => {
     await runner.stop().catch(() => {});
@@ -238,6 +256,7 @@ export async function startWorker({
     });
   }
   const prober = startPauseProber(ctx);
+  const confirmer = startOrderConfirmer(ctx, { withinSeconds: confirmWithinSeconds });
   logger.info({ concurrency, merchants: merchantIds.length }, "worker started");
 
   return {
@@ -258,6 +277,7 @@ export async function startWorker({
             refresher.stop(shutdownAbortAfterMs),
             forwarder?.stop(shutdownAbortAfterMs),
             prober.stop(),
+            confirmer.stop(),
           ]);
         } finally {
           await closeQueue().finally(() => setImmediate(stopAbsorbing));

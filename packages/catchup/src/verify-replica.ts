@@ -37,6 +37,11 @@ export interface MerchantVerifyResult {
   error: string | undefined;
   /** Not verified because Loops refused the application (`refused`, see classifyUpstreamFailure). */
   refused: boolean;
+  /**
+   * Rows applied from an event's payload and not yet confirmed by a fetch (`fetched_version < version`),
+   * counted apart from the differences: they are no drift, and the worker confirms them by itself.
+   */
+  unconfirmed: number;
 }
 
 export interface VerifyResult {
@@ -45,6 +50,8 @@ export interface VerifyResult {
   repaired: number;
   /** Differences still there (all of them without repair), plus merchants that could not be verified. */
   remaining: number;
+  /** Unconfirmed rows of every merchant verified (not in `remaining`). */
+  unconfirmed: number;
 }
 
 /**
@@ -73,6 +80,7 @@ export async function verifyReplica({
       repaired: 0,
       error: undefined,
       refused: false,
+      unconfirmed: 0,
     };
     results.push(result);
     if ((await readMerchantState(sql, id)).status === "revoked") {
@@ -106,7 +114,14 @@ export async function verifyReplica({
   const differences = results.flatMap((r) => r.differences);
   const repaired = results.reduce((n, r) => n + r.repaired, 0);
   const unverified = results.filter((r) => r.error !== undefined).length;
-  return { merchants: results, differences, repaired, remaining: differences.length - repaired + unverified };
+  const unconfirmed = results.reduce((n, r) => n + r.unconfirmed, 0);
+  return {
+    merchants: results,
+    differences,
+    repaired,
+    remaining: differences.length - repaired + unverified,
+    unconfirmed,
+  };
 }
 
 async function compareMerchant(
@@ -166,6 +181,10 @@ async function compareMerchant(
       });
     }
   }
+  const [unconfirmed] = await sql<{ n: number }[]>`
+    select count(*)::int as n from replica.orders
+    where merchant_id = ${merchantId} and unconfirmed_since is not null`;
+  result.unconfirmed = unconfirmed?.n ?? 0;
   return copies;
 }
 

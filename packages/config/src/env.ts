@@ -125,6 +125,7 @@ const schema = z.object({
     .regex(/^[\x21-\x7e]+$/, "printable ASCII without spaces")
     .optional(),
   HEALTH_DATABASE_GRACE_SECONDS: positiveInt.default(60),
+  CONFIRM_WITHIN_SECONDS: positiveInt.default(300),
   PAUSE_PROBE_FIRST_SECONDS: positiveInt.default(30),
   PAUSE_PROBE_MAX_SECONDS: positiveInt.default(900),
   METRICS_MERCHANT_LABELS_MAX: z.coerce

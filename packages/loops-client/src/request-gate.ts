@@ -1,9 +1,12 @@
 /** Which share of the request budget an API call draws on. */
-export type RequestPriority = "live" | "background";
+export type RequestPriority = "live" | "confirm" | "background";
 
 /** One attempt asking to be sent. */
 export interface GateTicket {
-  /** `live` (order fetches for webhooks, the token) goes before `background` (catch-up, reconcile, verify). */
+  /**
+   * `live` (order fetches for webhooks, the token) goes first, then `confirm` (confirming rows applied from
+   * an event's payload), then `background` (catch-up, reconcile, backfill, verify).
+   */
   priority: RequestPriority;
   /** Background attempts take turns per merchant, so one merchant's backlog does not starve the others. */
   merchantId: string | undefined;

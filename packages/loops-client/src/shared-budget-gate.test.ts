@@ -37,6 +37,21 @@ describe("SharedBudgetGate", () => {
     expect(budget.asks[0]).toEqual({ want: 1, live: false });
   });
 
+  it("hands tokens to live attempts first, then confirmations, then background work", async () => {
+    const budget = scriptedBudget();
+    const gate = new SharedBudgetGate({ take: budget.take, maxBatch: 10 });
+    const order: string[] = [];
+    const waiting = [
+      gate.acquire({ priority: "background", merchantId: "mer_a" }).then(() => order.push("bg")),
+      gate.acquire({ priority: "confirm", merchantId: "mer_a" }).then(() => order.push("confirm")),
+      gate.acquire({ priority: "live", merchantId: "mer_b" }).then(() => order.push("live")),
+    ];
+    expect(gate.waiting).toEqual({ live: 1, confirm: 1, background: 1 });
+    for (let i = 0; i < 3; i++) budget.grant({ granted: 1, validMs: 1_000, waitMs: 0 });
+    await Promise.all(waiting);
+    expect(order).toEqual(["live", "confirm", "bg"]);
+  });
+
   it("rejects an aborted attempt with its reason and no longer counts it as waiting", async () => {
     const budget = scriptedBudget();
     const gate = new SharedBudgetGate({ take: budget.take });

@@ -23,14 +23,15 @@ interface Waiter {
 }
 
 /**
- * A process's door to a budget shared with other processes: attempts wait here in two queues, live ones
- * first, background ones taking turns per merchant; tokens are leased from the shared budget in batches
+ * A process's door to a budget shared with other processes: attempts wait here in three queues, live ones
+ * first, then confirmations, then background ones taking turns per merchant; tokens are leased from the shared budget in batches
  * sized by who is waiting, and a lease that outlives its slot is dropped rather than spent late.
  */
 export class SharedBudgetGate implements RequestGate {
   readonly #o: Required<Omit<SharedBudgetGateOptions, "narrow" | "onError">> &
     Pick<SharedBudgetGateOptions, "narrow" | "onError">;
   readonly #live: Waiter[] = [];
+  readonly #confirm: Waiter[] = [];
   readonly #background = new Map<string, Waiter[]>();
   #backgroundWaiting = 0;
   #tokens = 0;
@@ -51,14 +52,19 @@ export class SharedBudgetGate implements RequestGate {
   }
 
   /** Attempts waiting now (live, background). */
-  get waiting(): { live: number; background: number } {
-    return { live: this.#live.length, background: this.#backgroundWaiting };
+  get waiting(): { live: number; confirm: number; background: number } {
+    return { live: this.#live.length, confirm: this.#confirm.length, background: this.#backgroundWaiting };
   }
 
   acquire({ priority, merchantId, signal }: GateTicket): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason);
-      const queue = priority === "live" ? this.#live : this.#merchantQueue(merchantId ?? "");
+      const queue =
+        priority === "live"
+          ? this.#live
+          : priority === "confirm"
+            ? this.#confirm
+            : this.#merchantQueue(merchantId ?? "");
       const onAbort = () => {
         const at = queue.indexOf(waiter);
         if (at >= 0) {
@@ -96,10 +102,10 @@ export class SharedBudgetGate implements RequestGate {
     return queue;
   }
 
-  /** Live first; then the merchant whose turn it is, who goes to the back of the round. */
+  /** Live first, then confirmations; then the merchant whose turn it is, who goes to the back of the round. */
   #next(): Waiter | undefined {
-    const live = this.#live.shift();
-    if (live) return live;
+    const first = this.#live.shift() ?? this.#confirm.shift();
+    if (first) return first;
     for (const [key, queue] of this.#background) {
       this.#background.delete(key);
       const waiter = queue.shift();
@@ -117,7 +123,7 @@ export class SharedBudgetGate implements RequestGate {
     if (this.#pumping) return;
     this.#pumping = true;
     try {
-      while (this.#live.length + this.#backgroundWaiting > 0) {
+      while (this.#live.length + this.#confirm.length + this.#backgroundWaiting > 0) {
         if (this.#tokens > 0 && performance.now() < this.#expiresAt) {
           const waiter = this.#next();
           if (!waiter) break;
@@ -127,7 +133,10 @@ export class SharedBudgetGate implements RequestGate {
           continue;
         }
         this.#tokens = 0;
-        const want = Math.min(this.#live.length + this.#backgroundWaiting, this.#o.maxBatch);
+        const want = Math.min(
+          this.#live.length + this.#confirm.length + this.#backgroundWaiting,
+          this.#o.maxBatch,
+        );
         let grant: Awaited<ReturnType<TakeTokens>>;
         // Validity counts from before the ask: a busy event loop that reads the answer late must not
         // stretch the lease past the slot's end.

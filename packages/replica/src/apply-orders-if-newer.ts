@@ -28,7 +28,7 @@ export interface ApplyOrderResult {
 export interface OrderProvenance {
   eventIds?: readonly string[];
   openEvent?: boolean;
-  source?: "catchup" | "backfill" | "repair";
+  source?: "catchup" | "backfill" | "repair" | "confirm";
 }
 
 /** Runs `work` in the caller's transaction when given one, otherwise in a new one. */
@@ -83,6 +83,7 @@ export async function applyOrdersIfNewer(
     const rows = await tx<
       {
         id: string;
+        written: boolean;
         changed: boolean;
         previous_version: number | null;
         version: number;
@@ -115,14 +116,14 @@ export async function applyOrdersIfNewer(
         ) ev on true
       ),
       prev as (
-        select r.id, r.version, r.status from replica.orders r where r.id in (select o ->> 'id' from input)
+        select r.id, r.version, r.status, r.raw from replica.orders r where r.id in (select o ->> 'id' from input)
       ),
       upserted as (
         insert into replica.orders as r (
           id, merchant_id, location_id, channel, channel_connection_id, channel_ref, type, status, version,
           scheduled_for, currency, subtotal_amount, discount_amount, delivery_fee_amount, tax_amount,
           total_amount, payment_method, payment_paid, notes, extensions, created_at, updated_at, raw, synced_at,
-          last_change_event_id, last_change_source
+          last_change_event_id, last_change_source, fetched_version
         )
         select o ->> 'id', o ->> 'merchant_id', o ->> 'location_id', o ->> 'channel',
                o ->> 'channel_connection_id', o ->> 'channel_ref', o ->> 'type', o ->> 'status',
@@ -132,7 +133,8 @@ export async function applyOrdersIfNewer(
                (o #>> '{totals,delivery_fee,amount}')::bigint, (o #>> '{totals,tax,amount}')::bigint,
                (o #>> '{totals,total,amount}')::bigint, o #>> '{payment,method}',
                (o #>> '{payment,paid}')::boolean, o ->> 'notes', o -> 'extensions',
-               (o ->> 'created_at')::timestamptz, (o ->> 'updated_at')::timestamptz, o, now(), event_id, source
+               (o ->> 'created_at')::timestamptz, (o ->> 'updated_at')::timestamptz, o, now(), event_id, source,
+               (o ->> 'version')::bigint
         from input
         order by ordinality
         on conflict (id) do update set
@@ -146,9 +148,12 @@ export async function applyOrdersIfNewer(
           payment_paid = excluded.payment_paid, notes = excluded.notes, extensions = excluded.extensions,
           created_at = excluded.created_at, updated_at = excluded.updated_at, raw = excluded.raw,
           synced_at = now(), last_change_event_id = excluded.last_change_event_id,
-          last_change_source = excluded.last_change_source
-        where r.version < excluded.version
-        returning r.id, r.version, r.status, r.last_change_event_id, r.last_change_source
+          last_change_source = case when r.version = excluded.version then 'confirm'
+                                    else excluded.last_change_source end,
+          fetched_version = excluded.version, unconfirmed_since = null
+        -- Newer, or the same version confirming a row applied from an event's payload (migration 0019).
+        where r.version < excluded.version or (r.version = excluded.version and r.fetched_version < r.version)
+        returning r.id, r.version, r.status, r.last_change_event_id, r.last_change_source, r.raw
       ),
       -- The children of the orders this statement wrote (the gate's winners only), as the order has them.
       written as (
@@ -235,7 +240,11 @@ export async function applyOrdersIfNewer(
           and c.position >= (select jsonb_array_length(w.history) from written w where w.id = c.order_id)
         returning 1
       )
-      select i.o ->> 'id' as id, (u.id is not null) as changed, p.version as previous_version,
+      -- A confirmation (same version) changed the order only where a reader sees a difference.
+      select i.o ->> 'id' as id, (u.id is not null) as written,
+             (u.id is not null and (p.version is null or p.version < u.version or p.raw is distinct from u.raw))
+               as changed,
+             p.version as previous_version,
              coalesce(u.version, greatest(p.version, (i.o ->> 'version')::bigint)) as version,
              i.o ->> 'merchant_id' as merchant_id, u.status, p.status as previous_status,
              u.last_change_event_id as event_id, u.last_change_source as source
@@ -245,7 +254,7 @@ export async function applyOrdersIfNewer(
       order by i.ordinality`;
 
     // The statement's snapshot predates a concurrent writer that won the gate; a new statement sees its commit.
-    const unchanged = rows.filter((r) => !r.changed).map((r) => r.id);
+    const unchanged = rows.filter((r) => !r.written).map((r) => r.id);
     const current = new Map<string, number>();
     if (unchanged.length > 0) {
       const latest = await tx<{ id: string; version: number }[]>`

@@ -9,6 +9,12 @@ export {
   type OrderProvenance,
 } from "./apply-orders-if-newer.ts";
 export {
+  applyStatusFromEvents,
+  chains,
+  type StatusChain,
+  type StatusStep,
+} from "./apply-status-from-events.ts";
+export {
   classifyUpstreamFailure,
   EXTRA_RESOURCES,
   type ExtraResource,

@@ -2,8 +2,20 @@ import type { TransactionSql } from "@loops-sync/db";
 import type { ChangeResource } from "@loops-sync/schema";
 import type { ApplyOrderResult } from "./apply-orders-if-newer.ts";
 
-/** How a change came: a webhook's event, catch-up's event log or list walk, a backfill, a repair, a reconcile. */
-export type ChangeSource = "webhook" | "catchup" | "backfill" | "repair" | "reconcile" | "cli";
+/**
+ * How a change came: a webhook's event, catch-up's event log or list walk, a backfill, a repair, a reconcile;
+ * `event`: applied from an order.status_changed payload without a call; `confirm`: a confirming fetch of such
+ * a row found something a reader sees differ.
+ */
+export type ChangeSource =
+  | "webhook"
+  | "catchup"
+  | "backfill"
+  | "repair"
+  | "reconcile"
+  | "cli"
+  | "event"
+  | "confirm";
 
 /** One committed change of a mirrored row, as `replica.changes` records it. */
 export interface ChangeInput {
@@ -74,7 +86,15 @@ export function recordChanges(tx: TransactionSql, changes: readonly ChangeInput[
 }
 
 /** The sources replica.orders.last_change_source may hold. */
-const ORDER_SOURCES = new Set<string>(["webhook", "catchup", "backfill", "repair", "cli"]);
+const ORDER_SOURCES = new Set<string>([
+  "webhook",
+  "catchup",
+  "backfill",
+  "repair",
+  "cli",
+  "event",
+  "confirm",
+]);
 
 /**
  * The feed's rows for the orders an apply wrote (`changed` only: a stale, duplicate or identical fetch writes

@@ -309,6 +309,8 @@ export interface ReplicaOrders {
   synced_at: Generated<Timestamp>;
   last_change_event_id: string | null;
   last_change_source: string | null;
+  fetched_version: number | null;
+  unconfirmed_since: Timestamp | null;
 }
 
 /** View reporting.daily_sales. */
@@ -490,6 +492,8 @@ export interface ReportingOrders {
   delivery_fee_amount: number | null;
   tax_amount: number | null;
   total_amount: number | null;
+  unconfirmed: boolean | null;
+  fetched_version: number | null;
 }
 
 /** View reporting.stage_duration_percentiles. */
@@ -704,6 +708,7 @@ export interface SyncOrderRefresh {
   version: number | null;
   queued_at: Generated<Timestamp>;
   event_id: string | null;
+  not_before: Timestamp | null;
 }
 
 /** Table sync.refused_events. */

@@ -44,6 +44,10 @@ export async function readQueueStatus(sql: Sql | TransactionSql): Promise<QueueS
     ])
     .executeTakeFirstOrThrow();
   const lockedTooLong = await readLockedTooLong(sql);
+  // Rows applied from an event's payload, awaiting their confirming fetch (migration 0019's partial index).
+  const [unconfirmed] = await sql<{ n: number; oldest: number | null }[]>`
+    select count(*)::int as n, extract(epoch from now() - min(unconfirmed_since))::float8 as oldest
+    from replica.orders where unconfirmed_since is not null`;
   const total = (k: keyof TaskCounts) => byTask.reduce((s, r) => s + r[k], 0);
   return {
     waiting: total("waiting"),
@@ -63,5 +67,7 @@ export async function readQueueStatus(sql: Sql | TransactionSql): Promise<QueueS
     oldestOrderToRefreshSeconds: orders.oldest === null ? null : Math.round(orders.oldest * 10) / 10,
     lockedTooLong: lockedTooLong.total,
     lockedTooLongJobs: lockedTooLong.jobs,
+    ordersUnconfirmed: unconfirmed?.n ?? 0,
+    oldestUnconfirmedSeconds: unconfirmed?.oldest == null ? null : Math.round(unconfirmed.oldest * 10) / 10,
   };
 }

@@ -175,6 +175,13 @@ export interface QueueStatus {
    */
   lockedTooLong: number;
   lockedTooLongJobs: LockedTooLongJob[];
+  /**
+   * Orders applied from an order.status_changed payload and not yet confirmed by a fetch
+   * (`fetched_version < version`), and how long the oldest has been so, in seconds (null when none is).
+   * The worker confirms each within CONFIRM_WITHIN_SECONDS.
+   */
+  ordersUnconfirmed: number;
+  oldestUnconfirmedSeconds: number | null;
 }
 
 export interface FailedJob {

@@ -87,6 +87,8 @@ function printStatus(whole: SyncStatus): void {
     `queue: ${q.waiting} waiting, ${q.scheduled} scheduled, ${q.running} running, ${q.failed} failed; ` +
       `${q.ordersToRefresh} orders to refresh` +
       (q.oldestOrderToRefreshSeconds === null ? "" : ` (oldest ${q.oldestOrderToRefreshSeconds} s)`) +
+      `; ${q.ordersUnconfirmed} unconfirmed` +
+      (q.oldestUnconfirmedSeconds === null ? "" : ` (oldest ${q.oldestUnconfirmedSeconds} s)`) +
       (q.lockedTooLong > 0 ? `; ${q.lockedTooLong} locked longer than their task can run` : ""),
   );
   for (const t of whole.scheduledTicks) {

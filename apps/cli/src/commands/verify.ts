@@ -12,7 +12,9 @@ function printVerify(result: VerifyResult, repair: boolean): void {
   for (const m of result.merchants) {
     console.log(
       `verify ${m.merchantId}: ${m.ordersUpstream} orders upstream, ${m.differences.length} difference(s)` +
-        `${repair ? `, ${m.repaired} repaired` : ""}${m.error ? `; not verified: ${m.error}` : ""}`,
+        `${repair ? `, ${m.repaired} repaired` : ""}` +
+        `${m.unconfirmed > 0 ? `, ${m.unconfirmed} unconfirmed (applied from events, confirmed by the worker)` : ""}` +
+        `${m.error ? `; not verified: ${m.error}` : ""}`,
     );
   }
 }

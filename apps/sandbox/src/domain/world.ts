@@ -70,6 +70,8 @@ export class SandboxWorld {
     data: Record<string, unknown>,
     /** The connection the event is filed under. Default: the merchant's primary connection. */
     connectionId?: string,
+    /** When the change happened (default: now); an order's change names the time its history records. */
+    createdAt: string = this.clock.iso(),
   ): SandboxEvent {
     const connection = connectionId
       ? this.store.connections.get(connectionId)
@@ -77,7 +79,7 @@ export class SandboxWorld {
     const event: SandboxEvent = {
       id: this.ids.next("evt"),
       type,
-      created_at: this.clock.iso(),
+      created_at: createdAt,
       merchant_id: merchantId,
       location_id: locationId,
       connection_id: connection?.id ?? "con_unknown",
@@ -141,10 +143,15 @@ export class SandboxWorld {
     order.status = target;
     order.status_history.push({ status: target, at });
     if (target === "delivered" || target === "picked_up") order.payment.paid = true;
-    this.emit("order.status_changed", order.merchant_id, order.location_id, origin, {
-      ...this.#orderData(order),
-      previous_status: previous,
-    });
+    this.emit(
+      "order.status_changed",
+      order.merchant_id,
+      order.location_id,
+      origin,
+      { ...this.#orderData(order), previous_status: previous },
+      undefined,
+      at,
+    );
     return order;
   }
 

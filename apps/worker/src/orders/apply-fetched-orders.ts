@@ -2,25 +2,30 @@ import { payloadField, settleCoveredOrderEvents, type TransactionSql, taskName }
 import {
   type ApplyOrderResult,
   applyOrdersIfNewer,
+  applyStatusFromEvents,
   type ChangeInput,
   DEFAULT_MAX_ATTEMPTS,
   MERCHANT_FLAG_PREFIX,
   type OrderInput,
   orderChanges,
   recordChanges,
+  type StatusChain,
 } from "@loops-sync/replica";
 import type { WorkerContext } from "../worker-context.ts";
 
 /** An order naming a location the replica lacks asks for a refresh of the merchant's locations this late. */
 const LOCATIONS_DELAY_MS = 250;
 
-export interface FetchedOrder {
-  order: OrderInput;
+/** A fetched order, or (`chain`) status events applied from their payloads (apply-status-from-events.ts). */
+export type FetchedOrder = (
+  | { order: OrderInput; chain?: undefined }
+  | { chain: StatusChain; order?: undefined }
+) & {
   /** The events whose queue rows the batch claimed for this order: settled with its apply. */
   eventIds: readonly string[];
   /** When the claim of those rows started (none: a version-less event among them stays pending). */
   receivedBefore?: Date | undefined;
-}
+};
 
 export interface AppliedGroup {
   /** One per fetched order, in order. */
@@ -59,13 +64,25 @@ export async function sendFetchedOrders(
 
 async function sendApplied(tx: TransactionSql, group: readonly FetchedOrder[]): Promise<SentGroup> {
   if (group.length === 0) return { applied: [], changes: [], outcomes: Promise.resolve({}), tail: [] };
-  const results = await applyOrdersIfNewer(
-    tx,
-    group.map((e) => e.order),
-    group.map((e) => ({ eventIds: e.eventIds })),
-  );
+  const fetched = group.filter((e) => e.order !== undefined);
+  const chained = group.filter((e) => e.chain !== undefined);
+  // Sent together (one round trip): the chains' gate and the fetched orders' gate touch different orders.
+  const [results, fromEvents] = await Promise.all([
+    fetched.length === 0
+      ? Promise.resolve([])
+      : applyOrdersIfNewer(
+          tx,
+          fetched.map((e) => e.order!),
+          fetched.map((e) => ({ eventIds: e.eventIds })),
+        ),
+    applyStatusFromEvents(
+      tx,
+      chained.map((e) => e.chain!),
+    ),
+  ]);
   const byId = new Map(results.map((a) => [a.id, a]));
-  const applied = group.map((e) => byId.get(e.order.id)!);
+  const chainById = new Map(fromEvents.map((a) => [a.id, a]));
+  const applied = group.map((e) => (e.chain ? chainById.get(e.chain.orderId)! : byId.get(e.order!.id)!));
   const outcomes = settleCoveredOrderEvents(tx, {
     events: group.flatMap((e, i) =>
       e.eventIds.map((eventId) => ({
@@ -79,7 +96,8 @@ async function sendApplied(tx: TransactionSql, group: readonly FetchedOrder[]): 
     tx,
     results.filter((a) => a.changed).map((a) => a.id),
   );
-  return { applied, changes: orderChanges(results, "webhook"), outcomes, tail: [outcomes, locations] };
+  const changes = [...orderChanges(results, "webhook"), ...orderChanges(fromEvents, "event")];
+  return { applied, changes, outcomes, tail: [outcomes, locations] };
 }
 
 /** Counts a committed group in the worker's metrics. */

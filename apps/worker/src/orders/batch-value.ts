@@ -1,5 +1,5 @@
 import type { ApplyOrderResult, UpstreamFailure } from "@loops-sync/replica";
-import type { Claimed } from "./claim-orders.ts";
+import type { Claimed, ClaimedEvent } from "./claim-orders.ts";
 
 /** Which batch: numbered per scheduler, in the order batches start. */
 export interface BatchRef {
@@ -36,6 +36,8 @@ export interface BatchValue {
   heldHere: number;
   /** One per claimed order that needed a fetch, once the fetch step is over. */
   fetched: Fetched[];
+  /** Orders with events waiting for a version gap to fill (plan-order.ts): put back in the queue at the end. */
+  held: Map<string, { events: ClaimedEvent[] }>;
   /** The 429, pause or revocation that stopped the batch's calls. */
   stopped: UpstreamFailure | undefined;
 }
@@ -48,6 +50,8 @@ export interface OrderBatchResult {
   more: boolean;
   /** Queued rows left to another batch that holds their orders: come back once it is likely done. */
   heldElsewhere?: number;
+  /** Events were put back to wait for a version gap: come back at this moment (performance.now()). */
+  holdUntil?: number;
   /** Set when the merchant must not be called before this moment (a 429, now or earlier). */
   pausedUntil?: Date;
 }

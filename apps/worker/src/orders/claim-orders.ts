@@ -21,6 +21,10 @@ export interface Claimed {
   /** Newest version the queued events announced; null when one of them did not say. */
   version: number | null;
   replica_version: number | null;
+  /** The stored order's status (null when the replica lacks it): where a status event must chain from. */
+  replica_status: string | null;
+  /** The claimed rows' events, as plan-order.ts reads them. */
+  events: ClaimedEvent[];
   rows: number;
   /** The events that queued the claimed rows: the ones this batch settles (migration 0017 linked the older rows). */
   event_ids: string[];
@@ -34,6 +38,20 @@ export interface Claimed {
   queued_seconds: number;
   /** performance.now() when the claim answered: where the fetch stage starts. */
   taken_at: number;
+}
+
+/** One claimed row's event: what an order.status_changed payload says, and how long its row has waited. */
+export interface ClaimedEvent {
+  id: string;
+  type: string;
+  version: number | null;
+  previous_status: string | null;
+  status: string | null;
+  /** The event's created_at as it wrote it. */
+  at: string | null;
+  /** Seconds since the row was first queued (Postgres's clock; a row put back keeps its first time). */
+  age_seconds: number;
+  queued_at: string;
 }
 
 /** The replica does not cover a claimed order: it lacks it or holds it older, or an event gave no version. */
@@ -76,12 +94,21 @@ export async function claimOrders(
       select m.status, sync.paused_until(${merchantId}) as paused_until
       from (select 1) as one left join sync.merchants m on m.id = ${merchantId}
     ),
-    candidates as materialized (
+    ready as materialized (
       select id, order_id from sync.order_refresh
-      where merchant_id = ${merchantId}
+      where merchant_id = ${merchantId} and (not_before is null or not_before <= statement_timestamp())
         and exists (select 1 from state where status is distinct from 'revoked' and paused_until is null)
       order by id limit ${limit} for update skip locked
     ),
+    -- Rows waiting for a version gap to fill (migration 0019) go with a ready row of their order: the event
+    -- that fills the gap is claimed with them, so they chain at once.
+    waiting as materialized (
+      select id, order_id from sync.order_refresh
+      where merchant_id = ${merchantId} and not_before > statement_timestamp()
+        and order_id in (select order_id from ready)
+      for update skip locked
+    ),
+    candidates as materialized (select id, order_id from ready union all select id, order_id from waiting),
     mine as materialized (
       select id from candidates
       where order_id <> all(${exclude as string[]}::text[])
@@ -94,12 +121,18 @@ export async function claimOrders(
     grouped as (
       select c.order_id,
              case when bool_or(c.version is null) then null else max(c.version) end as version,
-             o.version as replica_version, count(*)::int as rows,
+             o.version as replica_version, o.status as replica_status, count(*)::int as rows,
+             coalesce(jsonb_agg(jsonb_build_object(
+               'id', e.id, 'type', e.type, 'version', e.order_version,
+               'previous_status', e.payload #>> '{data,previous_status}', 'status', e.payload #>> '{data,status}',
+               'at', e.payload ->> 'created_at', 'queued_at', c.queued_at,
+               'age_seconds', extract(epoch from statement_timestamp() - c.queued_at)::float8
+             ) order by e.order_version) filter (where e.id is not null), '[]') as events,
              date_trunc('milliseconds', statement_timestamp() + interval '999 microseconds') as claimed_at,
              extract(epoch from statement_timestamp() - min(c.queued_at))::float8 as queued_seconds,
              coalesce(array_agg(distinct c.event_id) filter (where c.event_id is not null), '{}') as event_ids
-      from claimed c left join replica.orders o on o.id = c.order_id
-      group by c.order_id, o.version
+      from claimed c left join replica.orders o on o.id = c.order_id left join sync.events e on e.id = c.event_id
+      group by c.order_id, o.version, o.status
     ),
     held as (
       select (select count(*) from candidates)::int - (select count(*) from mine)::int as rows_left,
@@ -123,6 +156,28 @@ export async function claimOrders(
 /**
  * Appends orders to the merchant's queue and wakes the refreshers (NOTIFY at commit). Used by process_events and by a batch that a 429 stopped.
  */
+/**
+ * Puts claimed rows back in the queue until `waitMs` after they were first queued (a version gap waiting to
+ * fill), keeping when that was. In the batch's transaction: they are queued again only if its claim commits.
+ */
+export async function holdOrders(
+  tx: TransactionSql,
+  merchantId: string,
+  rows: readonly { order_id: string; version: number | null; event_id: string; queued_at: string }[],
+  /** How long after its first queueing a row waits. */
+  waitMs: number,
+): Promise<void> {
+  if (rows.length === 0) return;
+  await tx`
+    insert into sync.order_refresh (merchant_id, order_id, version, event_id, queued_at, not_before)
+    select ${merchantId}, r.order_id, r.version, r.event_id, r.queued_at,
+           r.queued_at + make_interval(secs => ${waitMs / 1000})
+    from unnest(
+      ${rows.map((r) => r.order_id)}::text[], ${rows.map((r) => r.version)}::bigint[],
+      ${rows.map((r) => r.event_id)}::text[], ${rows.map((r) => r.queued_at)}::timestamptz[]
+    ) as r(order_id, version, event_id, queued_at)`;
+}
+
 export async function queueOrders(
   sql: Sql | TransactionSql,
   merchantId: string,

@@ -1,5 +1,5 @@
 import { pipelinedTransaction, planForCurrentSize } from "@loops-sync/db";
-import type { ApplyOrderResult, OrderInput } from "@loops-sync/replica";
+import type { ApplyOrderResult, OrderInput, StatusChain } from "@loops-sync/replica";
 import type { WorkerContext } from "../worker-context.ts";
 import { countApplied, type FetchedOrder, sendFetchedOrders } from "./apply-fetched-orders.ts";
 
@@ -25,6 +25,15 @@ export interface OrderApplier {
    * only if received before it. Default: none (such an event stays pending).
    */
   apply(order: OrderInput, eventIds: readonly string[], receivedBefore?: Date): Promise<ApplyOrderResult>;
+  /**
+   * Applies status events from their payloads ({@link applyStatusFromEvents}) in the same group commits, and
+   * settles `eventIds`; `changed` is false when the gate refused the chain (the stored row moved).
+   */
+  applyChain(
+    chain: StatusChain,
+    eventIds: readonly string[],
+    receivedBefore?: Date,
+  ): Promise<ApplyOrderResult>;
 }
 
 /**
@@ -102,6 +111,12 @@ export function createOrderApplier(ctx: Pick<WorkerContext, "sql" | "metrics" | 
     apply(order, eventIds, receivedBefore) {
       return new Promise<ApplyOrderResult>((resolve, reject) => {
         queued.push({ order, eventIds, receivedBefore, resolve, reject });
+        start();
+      });
+    },
+    applyChain(chain, eventIds, receivedBefore) {
+      return new Promise<ApplyOrderResult>((resolve, reject) => {
+        queued.push({ chain, eventIds, receivedBefore, resolve, reject });
         start();
       });
     },

@@ -8,15 +8,17 @@ import {
   pauseMerchant,
   recordChanges,
   revokeMerchant,
+  type StatusChain,
 } from "@loops-sync/replica";
 import { withSpan } from "@loops-sync/tracing";
 import type { LimitFunction } from "p-limit";
 import type { WorkerContext } from "../worker-context.ts";
 import type { BatchRef, BatchValue, Fetched, OrderBatchEvents, OrderBatchResult } from "./batch-value.ts";
-import { type Claimed, type ClaimResult, needsFetch, ORDER_BATCH_ROWS } from "./claim-orders.ts";
+import { type Claimed, type ClaimResult, holdOrders, needsFetch, ORDER_BATCH_ROWS } from "./claim-orders.ts";
 import { fetchOrder } from "./fetch-order.ts";
 import { observeCommitted, observeStage } from "./observe-order-stage.ts";
 import type { OrderApplier } from "./order-applier.ts";
+import { planOrder, REORDER_WAIT_MS } from "./plan-order.ts";
 import { handOffOrders, routeOrderFailures } from "./route-order-failures.ts";
 import { settleOrderBatch } from "./settle-order-batch.ts";
 import {
@@ -37,6 +39,10 @@ export const ORDER_BATCH_JOIN_MS = 500;
  * other step.)
  */
 export const ORDER_BATCH_JOIN_GAP_MS = 10;
+/** A batch with this many orders to fetch reads them from one list page instead of one GET each. */
+export const LIST_FETCH_MIN_ORDERS = 2;
+/** Held rows are tried again this long after they are due: the worker's and Postgres's clocks differ a little. */
+const HOLD_SLACK_MS = 20;
 
 export interface OrderBatchOptions {
   ref: BatchRef;
@@ -50,6 +56,10 @@ export interface OrderBatchOptions {
   events: EventEmitter<OrderBatchEvents>;
   /** How long after its fetch step starts the batch takes joins. Default: ORDER_BATCH_JOIN_MS. */
   joinMs?: number;
+  /** Orders to fetch from which one list page replaces their single reads. Default: LIST_FETCH_MIN_ORDERS. */
+  listFetchMin?: number;
+  /** How long a status event past a version gap waits for it. Default: REORDER_WAIT_MS (plan-order.ts). */
+  reorderWaitMs?: number;
 }
 
 /**
@@ -82,6 +92,9 @@ export class OrderBatch {
   /** A join claim is asked for and has not started: later joins share it. */
   #claimWaiting = false;
   #lastClaimAt = 0;
+  get #reorderWaitMs(): number {
+    return this.#options.reorderWaitMs ?? REORDER_WAIT_MS;
+  }
 
   constructor(ctx: WorkerContext, options: OrderBatchOptions) {
     this.ref = options.ref;
@@ -95,6 +108,7 @@ export class OrderBatch {
       heldElsewhere: 0,
       heldHere: 0,
       fetched: [],
+      held: new Map(),
       stopped: undefined,
     };
   }
@@ -192,13 +206,106 @@ export class OrderBatch {
     v.heldElsewhere = Math.max(v.heldElsewhere, claim.heldElsewhere);
     v.heldHere = Math.max(v.heldHere, claim.heldHere);
     const traceParents = readTraceParents(tx, claim.claimed);
+    const toFetch: Claimed[] = [];
     for (const c of claim.claimed) {
       this.#ctx.metrics.orderRefreshStage.observe({ stage: "queued" }, c.queued_seconds);
       v.claimed.push(c);
       v.rows += c.rows;
-      if (needsFetch(c)) {
-        this.#fetches.push(traceOrderRefresh(c, traceParents, () => this.#fetchAndApplyOne(c)));
+      if (!needsFetch(c)) continue;
+      const plan = planOrder(c, this.ref.merchantId, this.#reorderWaitMs);
+      if (plan.hold) {
+        v.held.set(c.order_id, { events: plan.hold.events });
       }
+      if (plan.chain) {
+        const chain = plan.chain;
+        this.#fetches.push(
+          traceOrderRefresh(c, traceParents, () => this.#applyChainOrFetch(c, chain, plan.settles)),
+        );
+      } else if (plan.fetch) {
+        toFetch.push(c);
+      }
+    }
+    const listFrom = this.#options.listFetchMin ?? LIST_FETCH_MIN_ORDERS;
+    const list = toFetch.length >= listFrom ? this.#listPage(toFetch) : undefined;
+    for (const c of toFetch) {
+      this.#fetches.push(
+        traceOrderRefresh(c, traceParents, () =>
+          list ? this.#applyListedOrFetch(c, list) : this.#fetchAndApplyOne(c),
+        ),
+      );
+    }
+  }
+
+  /**
+   * Several orders to fetch: ONE `GET /orders?updated_since=` page (the 100 orders updated last, newest
+   * first) from a second before their oldest event. Only the first page is read: paging on while orders
+   * keep changing could skip one that moved to the front, so an order the page does not hold at the
+   * version its events announced is fetched alone instead. Undefined when an event gives no time.
+   */
+  #listPage(claims: readonly Claimed[]): Promise<Map<string, unknown>> | undefined {
+    const times = claims.flatMap((c) => c.events.map((e) => (e.at ? Date.parse(e.at) : Number.NaN)));
+    if (times.length === 0 || times.some(Number.isNaN)) return undefined;
+    const updatedSince = new Date(Math.min(...times) - 1000).toISOString();
+    const { fetchSlots, signal } = this.#options;
+    const page = fetchSlots(async () => {
+      if (this.#value.stopped || signal.aborted) return new Map<string, unknown>();
+      const listed = await this.#api.orders.list({ updated_since: updatedSince, limit: 100 }, { signal });
+      return new Map<string, unknown>(listed.data.map((o) => [o.id, o]));
+    });
+    // Each order awaits it; a failed page sends them to their own fetches (which meet the same refusal).
+    page.catch(() => {});
+    return page;
+  }
+
+  /** The order from the batch's list page when it holds the version its events announced, else fetched alone. */
+  async #applyListedOrFetch(claim: Claimed, list: Promise<Map<string, unknown>>): Promise<Fetched> {
+    const listed = await list.then(
+      (page) => page.get(claim.order_id) as { version?: unknown } | undefined,
+      () => undefined,
+    );
+    const wanted = claim.version ?? 0;
+    if (!listed || typeof listed.version !== "number" || listed.version < wanted) {
+      return await this.#fetchAndApplyOne(claim);
+    }
+    const { metrics } = this.#ctx;
+    const { applier, events } = this.#options;
+    try {
+      const order = checkOrder(listed);
+      const fetchedAt = observeStage(metrics, "fetch", claim.taken_at);
+      const applied = await applier.apply(order, claim.event_ids, claim.claimed_at);
+      observeCommitted(metrics, claim, fetchedAt);
+      events.emit("committed", { batch: this.ref, orderId: claim.order_id, applied });
+      return { kind: "applied", claim, applied };
+    } catch (error) {
+      events.emit("committed", { batch: this.ref, orderId: claim.order_id, error });
+      return { kind: "failed", claim, failure: classifyUpstreamFailure(error), error, stage: "apply" };
+    }
+  }
+
+  /**
+   * Status events that chain: applied from their payloads, no call. When the gate refuses them (the stored
+   * row moved since the claim read it), the order is fetched instead, as any event it cannot prove.
+   */
+  async #applyChainOrFetch(claim: Claimed, chain: StatusChain, settles: string[]): Promise<Fetched> {
+    const { applier, events } = this.#options;
+    try {
+      const attributes = {
+        "loops.order.id": claim.order_id,
+        "loops.order.version": chain.steps.at(-1)!.version,
+      };
+      const applied = await withSpan("apply order from event", { attributes }, () =>
+        applier.applyChain(chain, settles, claim.claimed_at),
+      );
+      if (!applied.changed) {
+        this.#value.held.delete(claim.order_id);
+        return await this.#fetchAndApplyOne(claim);
+      }
+      observeCommitted(this.#ctx.metrics, claim, claim.taken_at);
+      events.emit("committed", { batch: this.ref, orderId: claim.order_id, applied });
+      return { kind: "applied", claim, applied };
+    } catch (error) {
+      events.emit("committed", { batch: this.ref, orderId: claim.order_id, error });
+      return { kind: "failed", claim, failure: classifyUpstreamFailure(error), error, stage: "apply" };
     }
   }
 
@@ -290,6 +397,7 @@ export class OrderBatch {
       return { rows, more: false };
     }
     await handOffOrders(tx, merchantId, routed);
+    const holdUntil = await this.#holdGaps(tx);
     if (stopped?.kind === "rate_limited") {
       const pausedUntil = await pauseMerchant(tx, merchantId, stopped.retryAfterSeconds);
       logger.warn(
@@ -306,6 +414,29 @@ export class OrderBatch {
       );
       return { rows, more: false, pausedUntil };
     }
-    return { rows, more: heldHere > 0 || rows + heldElsewhere >= ORDER_BATCH_ROWS, heldElsewhere };
+    return {
+      rows,
+      more: heldHere > 0 || rows + heldElsewhere >= ORDER_BATCH_ROWS,
+      heldElsewhere,
+      ...(holdUntil ? { holdUntil } : {}),
+    };
+  }
+
+  /** Puts the events waiting for a version gap back in the queue; when the first of them is due again. */
+  async #holdGaps(tx: TransactionSql): Promise<number | undefined> {
+    const { held, claimed } = this.#value;
+    if (held.size === 0) return undefined;
+    const rows = claimed.flatMap((c) =>
+      (held.get(c.order_id)?.events ?? []).map((e) => ({
+        order_id: c.order_id,
+        version: e.version,
+        event_id: e.id,
+        queued_at: e.queued_at,
+      })),
+    );
+    await holdOrders(tx, this.ref.merchantId, rows, this.#reorderWaitMs);
+    const ages = claimed.flatMap((c) => (held.get(c.order_id)?.events ?? []).map((e) => e.age_seconds));
+    // Due again when the youngest's wait ends (from its first queueing, Postgres's clock), a little after.
+    return performance.now() + Math.max(0, this.#reorderWaitMs - Math.min(...ages) * 1000) + HOLD_SLACK_MS;
   }
 }

@@ -25,6 +25,10 @@ export interface OrderSchedulerOptions {
   pollIntervalMs?: number;
   /** How long a batch takes joins once it fetches. Default: ORDER_BATCH_JOIN_MS (order-batch.ts). */
   joinMs?: number;
+  /** A batch with this many orders to fetch reads one list page instead. Default: LIST_FETCH_MIN_ORDERS. */
+  listFetchMin?: number;
+  /** How long a status event past a version gap waits for it. Default: REORDER_WAIT_MS (plan-order.ts). */
+  reorderWaitMs?: number;
 }
 
 /** What the scheduler holds per merchant. */
@@ -59,6 +63,8 @@ export class OrderScheduler {
   readonly #concurrency: number;
   readonly #pollIntervalMs: number;
   readonly #joinMs: number | undefined;
+  readonly #listFetchMin: number | undefined;
+  readonly #reorderWaitMs: number | undefined;
   readonly #applier: OrderApplier;
   readonly #fetchSlots: LimitFunction;
   readonly #abort = new AbortController();
@@ -80,7 +86,13 @@ export class OrderScheduler {
 
   constructor(
     ctx: WorkerContext,
-    { concurrency = 8, pollIntervalMs = 1000, joinMs }: OrderSchedulerOptions = {},
+    {
+      concurrency = 8,
+      pollIntervalMs = 1000,
+      joinMs,
+      listFetchMin,
+      reorderWaitMs,
+    }: OrderSchedulerOptions = {},
   ) {
     if (!Number.isInteger(concurrency) || concurrency < 1) {
       throw new RangeError(
@@ -91,6 +103,8 @@ export class OrderScheduler {
     this.#concurrency = concurrency;
     this.#pollIntervalMs = pollIntervalMs;
     this.#joinMs = joinMs;
+    this.#listFetchMin = listFetchMin;
+    this.#reorderWaitMs = reorderWaitMs;
     this.#applier = createOrderApplier(ctx);
     this.#fetchSlots = pLimit(concurrency * ORDER_FETCH_CONCURRENCY);
   }
@@ -227,6 +241,8 @@ export class OrderScheduler {
           signal: this.#abort.signal,
           events: this.events,
           joinMs: this.#joinMs,
+          listFetchMin: this.#listFetchMin,
+          reorderWaitMs: this.#reorderWaitMs,
         });
         slot.batches.add(batch);
         const result = await batch.run().finally(() => slot.batches.delete(batch));
@@ -234,6 +250,10 @@ export class OrderScheduler {
         if (result.pausedUntil) slot.notBefore = result.pausedUntil.getTime();
         // Those rows get no NOTIFY of their own once the other batch ends (it may be another process's).
         if (result.heldElsewhere) setTimeout(() => this.#want(merchantId), HELD_RETRY_MS).unref();
+        // Events waiting for a version gap: fetched once their wait is over, unless the gap fills first.
+        if (result.holdUntil !== undefined) {
+          setTimeout(() => this.#want(merchantId), result.holdUntil - performance.now()).unref();
+        }
         if (result.rows === 0) break;
         metrics.jobs.inc({ task: "refresh_orders", result: "success" });
         logger.debug({ merchantId, rows: result.rows }, "Completed order batch");
@@ -265,7 +285,8 @@ export async function startOrderScheduler(
 /** The merchants with queued orders, oldest first. */
 async function queuedMerchants(sql: Sql): Promise<string[]> {
   const rows = await sql<{ merchant_id: string }[]>`
-    select merchant_id from sync.order_refresh group by merchant_id order by min(id)`;
+    select merchant_id from sync.order_refresh where not_before is null or not_before <= now()
+    group by merchant_id order by min(id)`;
   return rows.map((r) => r.merchant_id);
 }
 

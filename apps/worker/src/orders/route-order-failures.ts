@@ -26,14 +26,21 @@ export async function routeOrderFailures(
   { metrics, logger }: WorkerContext,
   tx: TransactionSql,
   merchantId: string,
-  { claimed, fetched }: Pick<BatchValue, "claimed" | "fetched">,
+  { claimed, fetched, held }: Pick<BatchValue, "claimed" | "fetched"> & Partial<Pick<BatchValue, "held">>,
 ): Promise<RoutedOrders> {
   const after = new Map(
     fetched.flatMap((f) => (f.kind === "applied" ? [[f.applied.id, f.applied.version] as const] : [])),
   );
   const retry = new Set(
     claimed
-      .filter((c) => c.version !== null && after.has(c.order_id) && after.get(c.order_id)! < c.version)
+      // An order with events waiting for a gap is behind them on purpose (they are put back in the queue).
+      .filter(
+        (c) =>
+          c.version !== null &&
+          after.has(c.order_id) &&
+          after.get(c.order_id)! < c.version &&
+          !held?.has(c.order_id),
+      )
       .map((c) => c.order_id),
   );
   if (retry.size > 0) {
