@@ -59,7 +59,9 @@ async function run(db: TestDatabase, consumer: string, receiveFn: string): Promi
   await sql`create table if not exists public.handled (
     seq bigint generated always as identity, consumer text, position bigint, order_id text, version int, by text)`;
   await sql`select replica.create_consumer(${consumer})`;
-  const [start] = await sql<{ p: string }[]>`select coalesce(max(position), 0)::text as p from replica.changes`;
+  const [start] = await sql<
+    { p: string }[]
+  >`select coalesce(max(position), 0)::text as p from replica.changes`;
   const WRITERS = 3;
   const ORDERS = 8;
   const VERSIONS = 6;

@@ -1,7 +1,7 @@
 // The feed consumer functions of migration 0022 over a real database: leases, per-resource order, acks,
 // visibility timeouts, filters, and who may call them.
 import { randomBytes } from "node:crypto";
-import type { Sql } from "@loops-sync/db";
+import type { Sql, TransactionSql } from "@loops-sync/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 import { orderChange, writeChanges } from "../support/write-changes.ts";
@@ -10,12 +10,14 @@ const positions = (rows: readonly { position: unknown }[]) => rows.map((r) => Nu
 const ids = (rows: readonly { resource_id: unknown; version: unknown }[]) =>
   rows.map((r) => `${r.resource_id}@${r.version}`);
 
-async function receive(sql: Sql, consumer: string, maxRows = 100, visibility = 3600) {
+async function receive(sql: Sql | TransactionSql, consumer: string, maxRows = 100, visibility = 3600) {
   return sql<{ position: string; resource_id: string; version: string }[]>`
     select * from replica.receive_changes(${consumer}, ${maxRows}, ${visibility})`;
 }
-async function ack(sql: Sql, consumer: string, ps: readonly number[]): Promise<number> {
-  const [row] = await sql<{ n: number }[]>`select replica.ack_changes(${consumer}, ${ps as number[]}::bigint[]) as n`;
+async function ack(sql: Sql | TransactionSql, consumer: string, ps: readonly number[]): Promise<number> {
+  const [row] = await sql<
+    { n: number }[]
+  >`select replica.ack_changes(${consumer}, ${ps as number[]}::bigint[]) as n`;
   return row!.n;
 }
 async function sqlstate(p: Promise<unknown>): Promise<string> {
@@ -95,7 +97,7 @@ describe("feed consumers", () => {
     await writeChanges(sql, [orderChange("ord_v", 1, "placed", null)]);
     const [leased] = await receive(sql, "slow", 10, 1);
     expect(leased?.resource_id).toBe("ord_v");
-    let again: Awaited<ReturnType<typeof receive>> = [];
+    let again: { position: string }[] = [];
     for (let i = 0; i < 200 && again.length === 0; i++) {
       await new Promise((r) => setTimeout(r, 100));
       again = await receive(sql, "slow", 10, 3600);
@@ -144,20 +146,28 @@ describe("feed consumers", () => {
   it("filters by resource and merchant, in read_changes and in a consumer", async () => {
     const { sql } = db;
     await sql`select replica.create_consumer('m2_orders', array['order'], array['mer_two'])`;
-    const [head] = await sql<{ p: string }[]>`select coalesce(max(position), 0)::text as p from replica.changes`;
+    const [head] = await sql<
+      { p: string }[]
+    >`select coalesce(max(position), 0)::text as p from replica.changes`;
     await writeChanges(sql, [
       orderChange("ord_m1", 1, "placed", null, "mer_one"),
       orderChange("ord_m2", 1, "placed", null, "mer_two"),
-      { resource: "location", resourceId: "loc_m2", merchantId: "mer_two", operation: "insert", source: "catchup" },
+      {
+        resource: "location",
+        resourceId: "loc_m2",
+        merchantId: "mer_two",
+        operation: "insert",
+        source: "catchup",
+      },
     ]);
     const after = Number(head!.p);
-    expect(ids(await sql`select * from replica.read_changes(${after}, 100, array['order'], array['mer_two'])`)).toEqual(
-      ["ord_m2@1"],
-    );
     expect(
-      (await sql`select resource_id from replica.read_changes(${after}, 100, merchant_ids => array['mer_two'])`).map(
-        (r) => r.resource_id,
-      ),
+      ids(await sql`select * from replica.read_changes(${after}, 100, array['order'], array['mer_two'])`),
+    ).toEqual(["ord_m2@1"]);
+    expect(
+      (
+        await sql`select resource_id from replica.read_changes(${after}, 100, merchant_ids => array['mer_two'])`
+      ).map((r) => r.resource_id),
     ).toEqual(["ord_m2", "loc_m2"]);
     // Old callers: one and two arguments.
     expect((await sql`select * from replica.read_changes(${after}, 100)`).length).toBe(3);
@@ -200,9 +210,9 @@ describe("feed consumers", () => {
       await asRole("select replica.create_consumer('r1', after => 0)");
       const got = await asRole("select * from replica.receive_changes('r1', 1000)");
       expect(got.length).toBeGreaterThan(0);
-      expect(await asRole(`select replica.ack_changes('r1', array[${got[0]!.position}]::bigint[]) as n`)).toEqual([
-        { n: 1 },
-      ]);
+      expect(
+        await asRole(`select replica.ack_changes('r1', array[${got[0]!.position}]::bigint[]) as n`),
+      ).toEqual([{ n: 1 }]);
       expect(await sqlstate(asRole("update sync.feed_consumers set acked_through = 0"))).toBe("42501");
       expect(await sqlstate(asRole("select * from sync.feed_consumer_leases"))).toBe("42501");
       expect(await sqlstate(asRole("select sync.reset_consumer('r1', 0)"))).toBe("42501");
