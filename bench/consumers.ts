@@ -101,12 +101,13 @@ async function baseline(url: string): Promise<Figures> {
     const lags: number[] = [];
     const handled: number[] = [];
     let rows = 0;
-    let writing = true;
-    const writer = write(sql, "base").finally(() => {
-      writing = false;
+    let total = Number.POSITIVE_INFINITY;
+    const writer = write(sql, "base").then((n) => {
+      total = n;
+      return n;
     });
-    // After the writer stops, until a page comes back short: the tail is read too.
-    for (let full = true; writing || full; ) {
+    // Until every change written was read, the tail too.
+    while (handled.length < total) {
       const t = performance.now();
       const page = await sql<{ position: string; changed_at: Date }[]>`
         select position::text, changed_at from replica.read_changes(${after}, 100)`;
@@ -118,8 +119,7 @@ async function baseline(url: string): Promise<Figures> {
         handled.push(Number(c.position));
         after = Number(c.position);
       }
-      full = page.length === 100;
-      if (!full && writing) await new Promise((r) => setTimeout(r, 20));
+      if (page.length < 100) await new Promise((r) => setTimeout(r, 20));
     }
     return summarize(calls, rows, lags, handled, await writer);
   } finally {
