@@ -123,8 +123,13 @@ describe("prune and replica.changes", () => {
     const fiftyDays = new Date(Date.now() - 50 * 86_400_000);
     // --older-than 10d under RETENTION_DAYS 50: the consumer's unacknowledged changes stay.
     const kept = await pruneFinished({ sql: db.sql, before: tenDays, retainedBefore: fiftyDays });
-    expect({ deleted: kept.changesDeleted, through: kept.changesPrunedThrough }).toEqual({ deleted: 5, through: 5 });
-    expect(await db.sql`select count(*)::int as n from replica.receive_changes('slow', 100)`).toEqual([{ n: 20 }]);
+    expect({ deleted: kept.changesDeleted, through: kept.changesPrunedThrough }).toEqual({
+      deleted: 5,
+      through: 5,
+    });
+    expect(await db.sql`select count(*)::int as n from replica.receive_changes('slow', 100)`).toEqual([
+      { n: 20 },
+    ]);
     // Older than RETENTION_DAYS (here 35 d): they go, and the consumer is told rather than left with a gap.
     const gone = await pruneFinished({ sql: db.sql, before: tenDays, retainedBefore: tenDays });
     expect({ deleted: gone.changesDeleted, through: gone.changesPrunedThrough }).toEqual({

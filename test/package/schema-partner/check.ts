@@ -31,9 +31,13 @@ console.log(top);
 await consumeChanges(sql, { consumer: "billing", signal: AbortSignal.timeout(1000) }, async (change, tx) => {
   await tx`insert into invoices (order_id) values (${change.resource_id})`;
 });
-const start = await snapshotThenFollow(sql, async (tx) => tx<{ id: string }[]>`select id from replica.orders`, {
-  resources: ["order"],
-});
+const start = await snapshotThenFollow(
+  sql,
+  async (tx) => tx<{ id: string }[]>`select id from replica.orders`,
+  {
+    resources: ["order"],
+  },
+);
 const ids: string[] = start.snapshot.map((r) => r.id);
 const from: number = start.after;
 for await (const change of start.changes) console.log(ids.length, from, change.position);

@@ -52,18 +52,23 @@ const consumed = [];
 const stop = new AbortController();
 await Promise.all(
   [1, 2, 3].map(() =>
-    consumeChanges(sql, { consumer: "partner", signal: stop.signal, pollIntervalMs: 200 }, async (change, tx) => {
-      await tx`select ${change.position}::bigint`;
-      consumed.push(change.position);
-      if (consumed.length === 3) stop.abort();
-    }),
+    consumeChanges(
+      sql,
+      { consumer: "partner", signal: stop.signal, pollIntervalMs: 200 },
+      async (change, tx) => {
+        await tx`select ${change.position}::bigint`;
+        consumed.push(change.position);
+        if (consumed.length === 3) stop.abort();
+      },
+    ),
   ),
 );
 out({ consumed: consumed.sort((a, b) => a - b) });
-const { snapshot, after: snapshotAfter, changes } = await snapshotThenFollow(
-  sql,
-  (tx) => tx`select count(*)::int as n from replica.changes`,
-);
+const {
+  snapshot,
+  after: snapshotAfter,
+  changes,
+} = await snapshotThenFollow(sql, (tx) => tx`select count(*)::int as n from replica.changes`);
 await changes.return();
 out({ snapshot: snapshot[0].n, after: snapshotAfter });
 await sql.end();
