@@ -113,6 +113,40 @@ describe("consumeChanges", () => {
     expect(await handled("flaky")).toHaveLength(1);
   });
 
+  it("rolls back a handler whose lease expired and another instance acknowledged first", async () => {
+    await db.sql`select replica.create_consumer('lost')`;
+    const controller = new AbortController();
+    stops.push(controller);
+    let aGotIt!: () => void;
+    const aHolds = new Promise<void>((r) => {
+      aGotIt = r;
+    });
+    const byB = async () =>
+      (await db.sql`select 1 from public.handled where consumer = 'lost' and by = 'B'`).length > 0;
+    const a = consumeChanges(
+      pool("consume-lost-a"),
+      { consumer: "lost", signal: controller.signal, visibilitySeconds: 1, pollIntervalMs: NEVER_MS },
+      async (change, tx) => {
+        await tx`insert into public.handled (consumer, position, order_id, version, by)
+          values ('lost', ${change.position}, ${change.resource_id}, ${change.version}, 'A')`;
+        aGotIt();
+        // Slower than the lease: B gets the change meanwhile and acknowledges it first.
+        await waitFor(byB, { timeoutMs: 60_000, what: "B to handle the expired lease" });
+      },
+    );
+    await writeChanges(db.sql, [orderChange("ord_lost", 1, "placed", null)]);
+    await aHolds;
+    const b = start("lost", "B", { pollIntervalMs: 200 });
+    await waitFor(byB, { timeoutMs: 60_000, what: "B's handling" });
+    await waitFor(async () => (await db.sql`select 1 from replica.receive_changes('lost')`).length === 0, {
+      what: "the change acknowledged",
+    });
+    controller.abort();
+    b.stop();
+    await Promise.all([a, b.done]);
+    expect((await handled("lost")).map((r) => r.by)).toEqual(["B"]);
+  });
+
   it("ends with the handler's error when no onError is given", async () => {
     await db.sql`select replica.create_consumer('strict')`;
     await writeChanges(db.sql, [orderChange("ord_strict", 1, "placed", null)]);

@@ -38,8 +38,11 @@ export type ChangeHandler = (
   tx: postgres.TransactionSql<any>,
 ) => unknown;
 
-/** The handler's transaction lost its lease to another instance, which acknowledged the change first. */
-class LeaseLost extends Error {}
+/**
+ * Thrown inside the handler's transaction to roll it back when another instance acknowledged the change first
+ * (this one's lease had expired); one instance, compared by identity, never seen by the caller.
+ */
+const LEASE_LOST = new Error("consumeChanges: another instance acknowledged the change first");
 
 /**
  * Handles the consumer's changes until `signal` aborts: receives leased changes (`replica.receive_changes`),
@@ -127,10 +130,10 @@ async function handleOne(
         consumer,
         String(change.position),
       ]);
-      if (Number(row?.n) !== 1) throw new LeaseLost();
+      if (Number(row?.n) !== 1) throw LEASE_LOST;
     });
   } catch (error) {
-    if (error instanceof LeaseLost) return;
+    if (error === LEASE_LOST) return;
     if (isTransient(error) || !onError) throw error;
     onError(error, change);
   }
