@@ -114,4 +114,33 @@ describe("prune and replica.changes", () => {
     expect(text.stdout).toContain("0 change(s)");
     expect(text.stdout).toContain("pruned through position 30");
   });
+
+  it("keeps what a feed consumer has not acknowledged, but only for RETENTION_DAYS", async () => {
+    // Positions 1..20 are 40 days old, 21..25 an hour old; the consumer acknowledged through 5.
+    await seedChanges(db, 20, 5, 0);
+    await db.sql`select replica.create_consumer('slow', after => 5)`;
+    const tenDays = new Date(Date.now() - 10 * 86_400_000);
+    const fiftyDays = new Date(Date.now() - 50 * 86_400_000);
+    // --older-than 10d under RETENTION_DAYS 50: the consumer's unacknowledged changes stay.
+    const kept = await pruneFinished({ sql: db.sql, before: tenDays, retainedBefore: fiftyDays });
+    expect({ deleted: kept.changesDeleted, through: kept.changesPrunedThrough }).toEqual({
+      deleted: 5,
+      through: 5,
+    });
+    expect(await db.sql`select count(*)::int as n from replica.receive_changes('slow', 100)`).toEqual([
+      { n: 20 },
+    ]);
+    // Older than RETENTION_DAYS (here 35 d): they go, and the consumer is told rather than left with a gap.
+    const gone = await pruneFinished({ sql: db.sql, before: tenDays, retainedBefore: tenDays });
+    expect({ deleted: gone.changesDeleted, through: gone.changesPrunedThrough }).toEqual({
+      deleted: 15,
+      through: 20,
+    });
+    expect(
+      await db.sql`select * from replica.receive_changes('slow')`.then(
+        () => null,
+        (e: { code?: string }) => e.code,
+      ),
+    ).toBe("LS410");
+  });
 });

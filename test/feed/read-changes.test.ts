@@ -68,6 +68,23 @@ describe("readChanges", () => {
     }
   });
 
+  it("filters by resources and merchants in the database", async () => {
+    const orders = await readChanges(db.sql, { after: 0, resources: ["order"] });
+    expect(orders.map((c) => c.resource_id)).toEqual(["ord_r1", "ord_r2", "ord_r1"]);
+    const channels = await readChanges(db.sql, { after: 0, resources: ["channel", "location"] });
+    expect(channels.map((c) => c.resource_id)).toEqual(["talabat"]);
+    expect(await readChanges(db.sql, { after: 0, merchantIds: ["mer_nobody"] })).toEqual([]);
+    const mine = await readChanges(db.sql, { after: 0, merchantIds: ["mer_feed_1"], limit: 2 });
+    expect(mine.map((c) => c.resource_id)).toEqual(["ord_r1", "ord_r2"]);
+    await expect(readChanges(db.sql, { after: 0, resources: [] })).rejects.toThrow(
+      /resources must be omitted/,
+    );
+    await expect(readChanges(db.sql, { after: 0, resources: ["orders" as "order"] })).rejects.toThrow(
+      RangeError,
+    );
+    await expect(readChanges(db.sql, { after: 0, merchantIds: [""] })).rejects.toThrow(/merchantIds/);
+  });
+
   it("refuses a bad cursor or limit before asking Postgres", async () => {
     await expect(readChanges(db.sql, { after: -1 })).rejects.toThrow(/after must be a whole number from 0/);
     await expect(readChanges(db.sql, { after: 1.5 })).rejects.toThrow(RangeError);

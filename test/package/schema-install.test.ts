@@ -167,7 +167,7 @@ export const position: string = change!.position;
       expect(killed.length).toBeGreaterThan(0);
       await writeNewOrders(db.sql, "after_kill", 3);
       expect(await exited, stderr).toBe(0);
-      const [version, expired, read, , , followed, last] = stdout
+      const [version, expired, read, , , followed, last, consumed, snapshot] = stdout
         .trim()
         .split("\n")
         .map((l) => JSON.parse(l));
@@ -183,6 +183,9 @@ export const position: string = change!.position;
       ]);
       // Kysely over the partner's own pool (bigint as postgres.js's default string there).
       expect(last).toEqual({ last: { position: "9", resource_id: "ord_after_kill_2" } });
+      // consumeChanges in three instances, then snapshotThenFollow, on the same Node.
+      expect(consumed).toEqual({ consumed: [7, 8, 9] });
+      expect(snapshot).toEqual({ snapshot: 9, after: 9 });
     }, 60_000);
   });
 });

@@ -165,6 +165,22 @@ describe.skipIf(skip)("status page in headless Chromium", () => {
     expect(await field('[data-field="feed-rows"]')).toBe(String(after.rows));
   });
 
+  it("shows each feed consumer's lag in changes and seconds, live", async () => {
+    await db.sql`select replica.create_consumer('billing', array['order'], null, 0)`;
+    const row = '[data-consumer="billing"]';
+    await page.waitForSelector(row, { timeout: 10_000 });
+    const [lag] = await db.sql<{ n: number }[]>`
+      select count(*)::int as n from replica.changes where position > 4 and resource = 'order'`;
+    expect(await field(`${row} [data-field="lag-changes"]`)).toBe(String(lag!.n));
+    expect(await page.textContent(`${row} [data-field="filter"]`)).toBe("order · every merchant");
+    expect(Number(await field(`${row} [data-field="lag-seconds"]`))).toBeGreaterThan(0);
+    const got = await db.sql`select position from replica.receive_changes('billing', 3)`;
+    await db.sql`select replica.ack_changes('billing', ${got.map((r) => r.position)}::bigint[])`;
+    await expect
+      .poll(() => field(`${row} [data-field="lag-changes"]`), { timeout: 10_000, interval: 100 })
+      .toBe(String(lag!.n - 3));
+  });
+
   it("loads nothing from anywhere else, shows no secret and logs no error", async () => {
     const origin = new URL(served.url).origin;
     expect(requests.length).toBeGreaterThan(1);

@@ -2,6 +2,7 @@ import { version } from "@loops-sync/config";
 import type { Sql } from "@loops-sync/db";
 import { type MerchantBacklog, readBacklog, readLockedTooLong } from "@loops-sync/status";
 import { collectDefaultMetrics, Gauge, Registry } from "prom-client";
+import { registerConsumerMetrics } from "./consumer-metrics.ts";
 import { registerScheduleMetrics } from "./schedule-metrics.ts";
 
 export interface ProcessMetricsOptions {
@@ -115,6 +116,7 @@ export function registerProcessMetrics({
   registerSetAsideGauge(registry, sql, onError);
   registerLockedTooLongGauge(registry, sql, onError);
   registerScheduleMetrics(registry, sql, onError);
+  registerConsumerMetrics(registry, sql, onError);
   return registry;
 }
 

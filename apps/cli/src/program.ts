@@ -4,6 +4,7 @@ import { Command, type CommanderError } from "commander";
 import { createBackfillCommand } from "./commands/backfill.ts";
 import { createCatchupCommand } from "./commands/catchup.ts";
 import { createChangesCommand } from "./commands/changes.ts";
+import { createConsumersCommand } from "./commands/consumers.ts";
 import { createDemoCommand } from "./commands/demo.ts";
 import { createDoctorCommand } from "./commands/doctor.ts";
 import { createForwardCommand } from "./commands/forward.ts";
@@ -47,6 +48,7 @@ export function createProgram(): Command {
     createBackfillCommand(),
     createStatusCommand(),
     createChangesCommand(),
+    createConsumersCommand(),
     createReplayCommand(),
     createRedeliverCommand(),
     createVerifyCommand(),

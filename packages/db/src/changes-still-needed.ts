@@ -12,3 +12,14 @@ export async function lowestChangeStillNeeded(sql: Sql): Promise<number | null> 
   const [row] = await sql<{ from: number | null }[]>`select sync.forward_needed_from() as from`;
   return row?.from ?? null;
 }
+
+/**
+ * The lowest position of `replica.changes` a feed consumer has not acknowledged (just above its floor,
+ * `sync.consumers_needed_from()`, migration 0022), or null when there is no consumer. Unlike forwarding's, prune
+ * keeps these only while they are younger than RETENTION_DAYS: a consumer stopped for longer gets
+ * changes_expired rather than holding the feed forever.
+ */
+export async function lowestChangeConsumersNeed(sql: Sql): Promise<number | null> {
+  const [row] = await sql<{ from: string | null }[]>`select sync.consumers_needed_from()::text as from`;
+  return row?.from == null ? null : Number(row.from);
+}

@@ -1,9 +1,14 @@
-import { lowestChangeStillNeeded } from "./changes-still-needed.ts";
+import { lowestChangeConsumersNeed, lowestChangeStillNeeded } from "./changes-still-needed.ts";
 import type { Sql, TransactionSql } from "./connect.ts";
 
 export interface PruneChangesOptions {
   /** Changes written (`changed_at`) before this time are candidates. */
   before: Date;
+  /**
+   * A feed consumer's unacknowledged changes written at or after this are kept (RETENTION_DAYS ago); older
+   * ones go like any other. Default: `before`.
+   */
+  retainedBefore?: Date;
   /** Count what would go, delete nothing. */
   dryRun: boolean;
   /** Changes per delete transaction. */
@@ -26,11 +31,19 @@ export interface PruneChangesResult {
  * change that is not old enough or that something still needs, so prune never leaves a hole below a
  * retained change. `n` changes, the highest being `last`; `more` when the whole window was old.
  */
+interface Keep {
+  /** Forwarding's lowest needed position: kept whatever its age. */
+  from: number | null;
+  /** The consumers' lowest unacknowledged position: kept while written at or after `retainedBefore`. */
+  consumersFrom: number | null;
+  retainedBefore: Date;
+}
+
 async function oldPrefix(
   sql: Sql | TransactionSql,
   after: number,
   before: Date,
-  keepFrom: number | null,
+  keep: Keep,
   limit: number,
 ): Promise<{ n: number; last: number | null; more: boolean }> {
   const [row] = await sql<{ n: number; last: number | null }[]>`
@@ -39,7 +52,8 @@ async function oldPrefix(
       order by position limit ${limit}
     ), stop as (
       select min(position) as at from head
-      where changed_at >= ${before}::timestamptz or position >= ${keepFrom}::bigint
+      where changed_at >= ${before}::timestamptz or position >= ${keep.from}::bigint
+         or (position >= ${keep.consumersFrom}::bigint and changed_at >= ${keep.retainedBefore}::timestamptz)
     )
     select count(*) filter (where stop.at is null or position < stop.at)::int as n,
            max(position) filter (where stop.at is null or position < stop.at) as last
@@ -52,15 +66,20 @@ async function oldPrefix(
  * Deletes the changes older than `before` from the start of `replica.changes`, in keyset batches by position,
  * and in each batch's own transaction advances `replica.change_feed_state.pruned_through` to the highest
  * position it removed, so `read_changes` raises `changes_expired` for a cursor below it rather than returning
- * a silent gap. Only a prefix goes: it stops at the first change that is newer, or that
- * `lowestChangeStillNeeded` keeps. The state row is locked per batch, so two prunes take turns; writers and
+ * a silent gap. Only a prefix goes: it stops at the first change that is newer, that
+ * `lowestChangeStillNeeded` keeps, or that a feed consumer has not acknowledged and is younger than
+ * `retainedBefore`. The state row is locked per batch, so two prunes take turns; writers and
  * readers never wait on it (writers do not touch it, readers read it without a lock).
  */
 export async function pruneChanges(
   sql: Sql,
-  { before, dryRun, batchSize, signal, afterBatch }: PruneChangesOptions,
+  { before, retainedBefore = before, dryRun, batchSize, signal, afterBatch }: PruneChangesOptions,
 ): Promise<PruneChangesResult> {
-  const keepFrom = await lowestChangeStillNeeded(sql);
+  const keepFrom: Keep = {
+    from: await lowestChangeStillNeeded(sql),
+    consumersFrom: await lowestChangeConsumersNeed(sql),
+    retainedBefore,
+  };
   const [state] = await sql<{ pruned: number }[]>`
     select pruned_through as pruned from replica.change_feed_state`;
   const result: PruneChangesResult = { changesDeleted: 0, prunedThrough: state?.pruned ?? 0 };

@@ -10,6 +10,11 @@ export interface PruneOptions {
    * time are candidates.
    */
   before: Date;
+  /**
+   * RETENTION_DAYS ago: a feed consumer's unacknowledged changes written at or after this are kept even when
+   * older than `before`. Default: `before`.
+   */
+  retainedBefore?: Date;
   /** Count what would go, delete nothing. Default: false. */
   dryRun?: boolean;
   /** Rows per delete transaction. Default: 1000. */
@@ -41,7 +46,8 @@ export interface PruneResult {
   eventsKept: number;
   /** Failed jobs (all attempts used) deleted (or that would be). */
   jobsDeleted: number;
-  /** Changes of replica.changes deleted (or that would be): the oldest, never one forwarding still needs. */
+  /** Changes of replica.changes deleted (or that would be): the oldest, never one forwarding still needs
+   * nor one a feed consumer has not acknowledged while younger than `retainedBefore`. */
   changesDeleted: number;
   /**
    * replica.change_feed_state.pruned_through afterwards (or, with dryRun, what it would be): read_changes
@@ -81,6 +87,7 @@ async function eventsStillNeeded(sql: Sql): Promise<string[]> {
 export async function pruneFinished({
   sql,
   before,
+  retainedBefore,
   dryRun = false,
   batchSize = 1000,
   restRatio = 1,
@@ -116,6 +123,7 @@ export async function pruneFinished({
              (select count(*)::int from sync.refused_events where refused_at < ${before}) as refused`;
     const changes = await pruneChanges(sql, {
       before,
+      retainedBefore,
       dryRun,
       batchSize,
       signal,
@@ -212,6 +220,7 @@ export async function pruneFinished({
   );
   const changes = await pruneChanges(sql, {
     before,
+    retainedBefore,
     dryRun,
     batchSize,
     signal,

@@ -644,6 +644,25 @@ export interface SyncEvents {
   order_id: GeneratedAlways<string | null>;
 }
 
+/** Table sync.feed_consumer_leases. */
+export interface SyncFeedConsumerLeases {
+  consumer_name: string;
+  position: number;
+  leased_until: Timestamp | null;
+  deliveries: Generated<number>;
+  acked_at: Timestamp | null;
+}
+
+/** Table sync.feed_consumers. */
+export interface SyncFeedConsumers {
+  name: string;
+  resources: string[] | null;
+  merchant_ids: string[] | null;
+  acked_through: number;
+  created_at: Generated<Timestamp>;
+  last_receive_at: Timestamp | null;
+}
+
 /** Table sync.forward_deliveries. */
 export interface SyncForwardDeliveries {
   position: number;
@@ -828,6 +847,8 @@ export interface Database {
   "sync.backfills": SyncBackfills;
   "sync.cursors": SyncCursors;
   "sync.events": SyncEvents;
+  "sync.feed_consumer_leases": SyncFeedConsumerLeases;
+  "sync.feed_consumers": SyncFeedConsumers;
   "sync.forward_deliveries": SyncForwardDeliveries;
   "sync.forward_progress": SyncForwardProgress;
   "sync.forward_rate": SyncForwardRate;

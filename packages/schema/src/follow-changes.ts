@@ -1,5 +1,12 @@
 import type postgres from "postgres";
-import { type Change, checkWhole, DEFAULT_CHANGES_LIMIT, readChanges } from "./read-changes.ts";
+import {
+  type Change,
+  type ChangeResource,
+  checkWhole,
+  DEFAULT_CHANGES_LIMIT,
+  filterJson,
+  readChanges,
+} from "./read-changes.ts";
 
 /** The channel `replica.changes` notifies after each commit that added changes (payload: the top position). */
 export const CHANGES_CHANNEL = "loops_sync_changes";
@@ -11,6 +18,10 @@ export interface FollowChangesOptions {
   signal?: AbortSignal;
   /** Changes read per query. Default: 1000. */
   limit?: number;
+  /** Only changes of these resources (filtered in the database). Default: every resource. */
+  resources?: readonly ChangeResource[];
+  /** Only changes of these merchants (filtered in the database). Default: every merchant. */
+  merchantIds?: readonly string[];
   /**
    * Milliseconds between reads when no notification comes: the fallback when NOTIFY is lost (a pooler in
    * transaction mode, a listener connection that is down). Default: 5000.
@@ -36,13 +47,13 @@ const TRANSIENT = new Set([
   "57P02", // crash_shutdown
   "57P03", // cannot_connect_now
 ]);
-const isTransient = (error: unknown): boolean => {
+export const isTransient = (error: unknown): boolean => {
   const code = (error as { code?: string })?.code ?? "";
   return TRANSIENT.has(code) || code.startsWith("08");
 };
 
 /** A doorbell: ring() any time; wait() returns at once if it rang since the last reset(). */
-function doorbell() {
+export function doorbell() {
   let rang = false;
   let wake: (() => void) | undefined;
   return {
@@ -83,11 +94,20 @@ function doorbell() {
 export async function* followChanges(
   // biome-ignore lint/suspicious/noExplicitAny: any postgres.js pool, whatever its custom types
   sql: postgres.Sql<any>,
-  { after, signal, limit = DEFAULT_CHANGES_LIMIT, pollIntervalMs = 5000, onRetry }: FollowChangesOptions,
+  {
+    after,
+    signal,
+    limit = DEFAULT_CHANGES_LIMIT,
+    pollIntervalMs = 5000,
+    onRetry,
+    resources,
+    merchantIds,
+  }: FollowChangesOptions,
 ): AsyncGenerator<Change, void, undefined> {
   let cursor = checkWhole("followChanges: after", after, 0);
   checkWhole("followChanges: limit", limit, 1, 10_000);
   checkWhole("followChanges: pollIntervalMs", pollIntervalMs, 1);
+  filterJson("followChanges", resources, merchantIds);
   if (signal?.aborted) return;
   const bell = doorbell();
   // onlisten runs on every (re)connect of the listener: whatever committed while it was down is read then.
@@ -99,7 +119,7 @@ export async function* followChanges(
       bell.reset();
       let page: Change[];
       try {
-        page = await readChanges(sql, { after: cursor, limit });
+        page = await readChanges(sql, { after: cursor, limit, resources, merchantIds });
         backoff = 100;
       } catch (error) {
         if (!isTransient(error) || signal?.aborted) throw error;

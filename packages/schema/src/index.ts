@@ -1,3 +1,9 @@
+export {
+  type ChangeHandler,
+  CONSUMER_ACKS_CHANNEL,
+  type ConsumeChangesOptions,
+  consumeChanges,
+} from "./consume-changes.ts";
 export type * from "./database.ts";
 export { CHANGES_CHANNEL, type FollowChangesOptions, followChanges } from "./follow-changes.ts";
 export {
@@ -17,3 +23,4 @@ export {
   readChanges,
 } from "./read-changes.ts";
 export { REGENERATE_COMMAND, renderDatabaseTypes } from "./render-database.ts";
+export { type SnapshotThenFollow, snapshotThenFollow } from "./snapshot-then-follow.ts";

@@ -67,7 +67,46 @@ export interface ReadChangesOptions {
   after: number;
   /** Most changes to return, 1 to 10,000. Default: 1000. */
   limit?: number;
+  /** Only changes of these resources (filtered in the database). Default: every resource. */
+  resources?: readonly ChangeResource[];
+  /** Only changes of these merchants (filtered in the database). Default: every merchant. */
+  merchantIds?: readonly string[];
 }
+
+/**
+ * The filter as `replica.read_changes` and `replica.create_consumer` take it: JSON text of a non-empty array,
+ * or null for "all". Throws a RangeError naming `what` for an empty list, an unknown resource or an empty id.
+ */
+export function filterJson(
+  what: string,
+  resources: readonly string[] | undefined,
+  merchantIds: readonly string[] | undefined,
+): { resources: string | null; merchantIds: string | null } {
+  if (resources !== undefined) {
+    const bad = resources.find((r) => !(CHANGE_RESOURCES as readonly string[]).includes(r));
+    if (resources.length === 0 || bad !== undefined) {
+      throw new RangeError(
+        `${what}: resources must be omitted (every resource) or some of ${CHANGE_RESOURCES.join(", ")}, got ${JSON.stringify(resources)}`,
+      );
+    }
+  }
+  if (
+    merchantIds !== undefined &&
+    (merchantIds.length === 0 || merchantIds.some((m) => typeof m !== "string" || !m))
+  ) {
+    throw new RangeError(
+      `${what}: merchantIds must be omitted (every merchant) or non-empty ids, got ${JSON.stringify(merchantIds)}`,
+    );
+  }
+  return {
+    resources: resources === undefined ? null : JSON.stringify(resources),
+    merchantIds: merchantIds === undefined ? null : JSON.stringify(merchantIds),
+  };
+}
+
+/** SQL for a text[] parameter sent as JSON text (null stays null): unprepared queries have no array types. */
+export const jsonTextArray = (n: number): string =>
+  `(select array_agg(x) from jsonb_array_elements_text($${n}::text::jsonb) x)`;
 
 /** The SQLSTATE `replica.read_changes` raises for an expired cursor. */
 export const CHANGES_EXPIRED_SQLSTATE = "LS410";
@@ -89,7 +128,7 @@ const whole = (column: string, value: string | null): number | null => {
   return n;
 };
 
-interface Row extends Omit<Change, "position" | "version" | "previous_version" | "changed_at"> {
+export interface ChangeRow extends Omit<Change, "position" | "version" | "previous_version" | "changed_at"> {
   position: string;
   version: string | null;
   previous_version: string | null;
@@ -97,27 +136,27 @@ interface Row extends Omit<Change, "position" | "version" | "previous_version" |
 }
 
 /**
- * The changes after `after`, in position order: `select * from replica.read_changes(after, limit)`. A reader
+ * The changes after `after`, in position order: `select * from replica.read_changes(after, limit, resources,
+ * merchant_ids)`, the filters applied in the database. A reader
  * that always continues after the last position it processed sees every committed change exactly once, in
  * order. Throws {@link ChangesExpiredError} when `after` is older than what prune removed.
  */
 export async function readChanges(
   sql: PostgresJsHandle,
-  { after, limit = DEFAULT_CHANGES_LIMIT }: ReadChangesOptions,
+  { after, limit = DEFAULT_CHANGES_LIMIT, resources, merchantIds }: ReadChangesOptions,
 ): Promise<Change[]> {
   checkWhole("readChanges: after", after, 0);
   checkWhole("readChanges: limit", limit, 1, 10_000);
-  let rows: Row[];
+  const filter = filterJson("readChanges", resources, merchantIds);
+  let rows: ChangeRow[];
   try {
     // int8 as text: the caller's handle may parse bigint as a string, a number or a BigInt. Unprepared, so
     // it also runs behind a pooler in transaction mode.
     rows = (await sql.unsafe(
-      `select position::text as position, resource, resource_id, merchant_id, operation,
-              version::text as version, previous_version::text as previous_version, status, previous_status,
-              source, event_id, changed_at
-       from replica.read_changes($1::text::bigint, $2::text::integer)`,
-      [String(after), String(limit)],
-    )) as unknown as Row[];
+      `select ${CHANGE_COLUMNS}
+       from replica.read_changes($1::text::bigint, $2::text::integer, ${jsonTextArray(3)}, ${jsonTextArray(4)})`,
+      [String(after), String(limit), filter.resources, filter.merchantIds],
+    )) as unknown as ChangeRow[];
   } catch (error) {
     const e = error as { code?: string; message?: string };
     if (e?.code === CHANGES_EXPIRED_SQLSTATE) {
@@ -126,11 +165,21 @@ export async function readChanges(
     }
     throw error;
   }
-  return rows.map((r) => ({
+  return rows.map(toChange);
+}
+
+/** The columns of a `replica.changes` row with int8 as text, for {@link toChange}. */
+export const CHANGE_COLUMNS = `position::text as position, resource, resource_id, merchant_id, operation,
+              version::text as version, previous_version::text as previous_version, status, previous_status,
+              source, event_id, changed_at`;
+
+/** A row selected with {@link CHANGE_COLUMNS} as a {@link Change}. */
+export function toChange(r: ChangeRow): Change {
+  return {
     ...r,
     position: whole("position", r.position)!,
     version: whole("version", r.version),
     previous_version: whole("previous_version", r.previous_version),
     changed_at: r.changed_at instanceof Date ? r.changed_at : new Date(r.changed_at),
-  }));
+  };
 }

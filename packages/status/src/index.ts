@@ -3,6 +3,7 @@ export { type AttentionItem, needsAttention } from "./needs-attention.ts";
 export { type MerchantPage, merchantLag, pageMerchants } from "./page-merchants.ts";
 export { type MerchantBacklog, readBacklog } from "./read-backlog.ts";
 export { type ChangeFeedStatus, readChangeFeed } from "./read-change-feed.ts";
+export { type ConsumerStatus, readConsumers } from "./read-consumers.ts";
 export { readEventsPerMinute } from "./read-events-per-minute.ts";
 export {
   type DeadChange,

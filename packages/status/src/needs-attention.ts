@@ -10,6 +10,7 @@ export interface AttentionItem {
     | "forward_dead"
     | "forward_lag"
     | "forward_off"
+    | "consumer_lag"
     | "paused"
     | "set_aside"
     | "locked_too_long";
@@ -17,6 +18,9 @@ export interface AttentionItem {
   merchantId?: string;
   detail: string;
 }
+
+/** A feed consumer whose oldest unacknowledged change is older than this needs attention (the alert's 10 minutes). */
+export const CONSUMER_LAG_ATTENTION_SECONDS = 600;
 
 /** What each pause cause asks of the operator, if the refusal does not go away by itself. */
 const PAUSE_FIX: Record<string, string> = {
@@ -122,6 +126,14 @@ export function needsAttention(status: SyncStatus, maxLagSeconds: number): Atten
       kind: "forward_lag",
       detail: `the oldest change not yet forwarded is ${Math.round(behind)} s old (more than ${maxLagSeconds} s)${forwarding?.lastFailure ? `; last failure: ${forwarding.lastFailure}` : ""}`,
     });
+  }
+  for (const c of status.consumers) {
+    if (c.lagSeconds > CONSUMER_LAG_ATTENTION_SECONDS) {
+      items.push({
+        kind: "consumer_lag",
+        detail: `feed consumer ${c.name} has ${c.lagChanges} unacknowledged change(s), the oldest ${Math.round(c.lagSeconds)} s old (more than ${CONSUMER_LAG_ATTENTION_SECONDS} s); are its instances running and acknowledging?`,
+      });
+    }
   }
   return items;
 }

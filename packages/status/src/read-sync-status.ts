@@ -1,5 +1,6 @@
 import type { Sql } from "@loops-sync/db";
 import { readChangeFeed } from "./read-change-feed.ts";
+import { readConsumers } from "./read-consumers.ts";
 import { readEventsPerMinute } from "./read-events-per-minute.ts";
 import { readForwarding } from "./read-forwarding.ts";
 import { readMerchantStatuses } from "./read-merchant-statuses.ts";
@@ -23,6 +24,7 @@ export async function readSyncStatus(sql: Sql): Promise<SyncStatus> {
     const unhandledEvents = await readUnhandledEvents(tx);
     const changeFeed = await readChangeFeed(tx);
     const forwarding = await readForwarding(tx);
+    const consumers = await readConsumers(tx);
     const recovery = await readRecoveryStatus(tx);
     const scheduledTicks = await readScheduledTicks(tx);
     const requestBudget = await readRequestBudgetStatus(tx);
@@ -35,6 +37,7 @@ export async function readSyncStatus(sql: Sql): Promise<SyncStatus> {
       unhandledEvents,
       changeFeed,
       forwarding,
+      consumers,
       recovery,
       scheduledTicks,
       requestBudget,

@@ -120,6 +120,23 @@ export const STATUS_PAGE_SCRIPT = String.raw`
       el("p", {}, "Head written " + time(f.headChangedAt) + ". A reader whose cursor is below the pruned-through position gets changes_expired."));
   }
 
+  function consumers(s) {
+    const list = s.consumers || [];
+    if (list.length === 0) return el("section");
+    const head = ["consumer", "filter", "acknowledged through", "lag (changes)", "lag", "leased", "last receive"];
+    const rows = list.map((c) => el("tr", { "data-consumer": c.name, class: c.lagSeconds > 600 ? "revoked" : "" },
+      cell("consumer", c.name, c.name),
+      cell("filter", (c.resources || []).concat(c.merchantIds || []).join(","),
+        (c.resources ? c.resources.join(", ") : "every resource") + " · " + (c.merchantIds ? c.merchantIds.join(", ") : "every merchant")),
+      cell("acked-through", c.ackedThrough, c.ackedThrough),
+      cell("lag-changes", c.lagChanges, c.lagChanges),
+      cell("lag-seconds", c.lagSeconds, ago(c.lagSeconds)),
+      cell("leased", c.leased, c.leased),
+      cell("last-receive", c.lastReceiveAt, time(c.lastReceiveAt))));
+    return el("section", {}, el("h2", {}, "Feed consumers (loops-sync consumers list)"),
+      el("table", { id: "consumers" }, el("thead", {}, el("tr", {}, ...head.map((h) => el("th", {}, h)))), el("tbody", {}, ...rows)));
+  }
+
   function chart(s) {
     const W = 600, H = 160, n = s.eventsPerMinute.length, bw = W / n;
     const outcomes = Object.keys(s.eventsLastHour);
@@ -223,7 +240,7 @@ export const STATUS_PAGE_SCRIPT = String.raw`
       const res = await fetch(url, { cache: "no-store", headers: { accept: "application/json" } });
       if (!res.ok) throw new Error("status API answered " + res.status);
       const s = await res.json();
-      root.replaceChildren(tiles(s), pauses(s), setAside(s), chart(s), ticks(s), webhookDelivery(s), changeFeed(s), forwarding(s), merchants(s), failedJobs(s));
+      root.replaceChildren(tiles(s), pauses(s), setAside(s), chart(s), ticks(s), webhookDelivery(s), changeFeed(s), consumers(s), forwarding(s), merchants(s), failedJobs(s));
       document.getElementById("generated").textContent = "as of " + time(s.generatedAt);
       banner.hidden = true;
       document.body.dataset.generatedAt = s.generatedAt;

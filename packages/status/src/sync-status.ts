@@ -1,5 +1,6 @@
 import type { EventOutcome } from "@loops-sync/db";
 import type { ChangeFeedStatus } from "./read-change-feed.ts";
+import type { ConsumerStatus } from "./read-consumers.ts";
 import type { ForwardingStatus } from "./read-forwarding.ts";
 import type { LockedTooLongJob } from "./read-locked-too-long.ts";
 
@@ -21,6 +22,8 @@ export interface SyncStatus {
   changeFeed: ChangeFeedStatus;
   /** Forwarding to FORWARD_URL; null when it was never turned on. */
   forwarding: ForwardingStatus | null;
+  /** The feed consumers (`replica.create_consumer`) with their lag in changes and seconds, by name. */
+  consumers: ConsumerStatus[];
   /** The last run of each scheduled tick over every merchant (`catchup`, …), by task. */
   scheduledTicks: ScheduledTickStatus[];
   /** The request budget to Loops all processes share (LOOPS_MAX_RPS). */

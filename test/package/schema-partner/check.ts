@@ -2,10 +2,12 @@
 import {
   type Change,
   ChangesExpiredError,
+  consumeChanges,
   type Database,
   followChanges,
   kyselyOver,
   readChanges,
+  snapshotThenFollow,
 } from "@loops-sync/schema";
 import postgres from "postgres";
 
@@ -26,3 +28,16 @@ const db = kyselyOver<Database>(sql);
 const rows = await db.selectFrom("replica.changes").select(["position", "previous_status"]).execute();
 const top: number | undefined = rows[0]?.position;
 console.log(top);
+await consumeChanges(sql, { consumer: "billing", signal: AbortSignal.timeout(1000) }, async (change, tx) => {
+  await tx`insert into invoices (order_id) values (${change.resource_id})`;
+});
+const start = await snapshotThenFollow(
+  sql,
+  async (tx) => tx<{ id: string }[]>`select id from replica.orders`,
+  {
+    resources: ["order"],
+  },
+);
+const ids: string[] = start.snapshot.map((r) => r.id);
+const from: number = start.after;
+for await (const change of start.changes) console.log(ids.length, from, change.position);

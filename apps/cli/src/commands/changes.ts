@@ -87,9 +87,11 @@ read on after the position the error names.`,
       const runtime = await openRuntime({ name: "changes", poolSize: 2 });
       const abort = abortOnSignal();
       const limit = options.limit ?? (options.follow ? Number.POSITIVE_INFINITY : DEFAULT_CHANGES_PRINTED);
-      const wanted = (c: Change) =>
-        (!options.merchant || c.merchant_id === options.merchant) &&
-        (!options.resource || c.resource === options.resource);
+      // Filtered in the database (read_changes' resources and merchant_ids), not by reading everything here.
+      const filter = {
+        resources: options.resource ? [options.resource] : undefined,
+        merchantIds: options.merchant ? [options.merchant] : undefined,
+      };
       let printed = 0;
       let last = options.after;
       const print = async (c: Change) => {
@@ -101,6 +103,7 @@ read on after the position the error names.`,
         if (options.follow) {
           const following = followChanges(runtime.sql, {
             after: options.after,
+            ...filter,
             signal: abort.signal,
             // Only the code: the message of a connection error may name the host.
             onRetry: (error) =>
@@ -110,7 +113,7 @@ read on after the position the error names.`,
               ),
           });
           for await (const c of following) {
-            if (wanted(c)) await print(c);
+            await print(c);
             if (printed >= limit) break;
           }
           if (abort.signal.aborted) {
@@ -120,10 +123,10 @@ read on after the position the error names.`,
         }
         let cursor = options.after;
         for (;;) {
-          const page = await readChanges(runtime.sql, { after: cursor, limit: 1000 });
+          const page = await readChanges(runtime.sql, { after: cursor, limit: 1000, ...filter });
           for (const c of page) {
             cursor = c.position;
-            if (wanted(c)) await print(c);
+            await print(c);
             if (printed >= limit) break;
           }
           if (printed >= limit) {

@@ -37,9 +37,12 @@ export function createPruneCommand(): Command {
       try {
         const seconds = options.olderThan ?? runtime.env.RETENTION_DAYS * 86_400;
         const before = await cutoffBefore(runtime.sql, seconds);
+        // Feed consumers' unacknowledged changes are kept for RETENTION_DAYS, whatever --older-than says.
+        const retainedBefore = await cutoffBefore(runtime.sql, runtime.env.RETENTION_DAYS * 86_400);
         const result = await pruneFinished({
           sql: runtime.sql,
           before,
+          retainedBefore,
           dryRun: options.dryRun ?? false,
           signal: abort.signal,
           onBatch: (p) => runtime.logger.debug(p, "prune batch"),

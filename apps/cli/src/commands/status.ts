@@ -120,6 +120,12 @@ function printStatus(whole: SyncStatus): void {
     console.log(`unhandled events by type: ${counts}`);
   }
   printChangeFeed(whole.changeFeed, now);
+  for (const c of whole.consumers) {
+    console.log(
+      `feed consumer ${c.name}: acknowledged through ${c.ackedThrough}; lag ${c.lagChanges} change(s), ${seconds(c.lagSeconds)}; ` +
+        `${c.leased} leased; last receive ${ago(c.lastReceiveAt, now)}`,
+    );
+  }
   printForwarding(status);
 }
 
