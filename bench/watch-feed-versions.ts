@@ -10,7 +10,7 @@ export interface FeedWatch {
 const PAGE = 1000;
 
 /**
- * A backend's reader of the change feed, as docs/reporting.md shows it: `LISTEN loops_sync_changes`, and
+ * A backend's reader of the change feed, as docs/feed.md shows it: `LISTEN loops_sync_changes`, and
  * on each notification `replica.read_changes(cursor, 1000)` until a short page, continuing after the last
  * position read. Calls `onVersion` with each order change as the reader holds it.
  */

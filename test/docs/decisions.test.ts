@@ -13,7 +13,7 @@ const SELF = path
   .join("/");
 
 /** Short records of current decisions; history lives in git and CHANGELOG.md. */
-const LIMIT_BYTES = 25 * 1024;
+const LIMIT_BYTES = 25_000;
 
 /** `docs/decisions.md, "Title"` (or `decisions.md "Title"`), the title possibly wrapped over comment lines. */
 const REFERENCE = /decisions\.md,?\s+\(?"([^"]+)"/g;
@@ -22,7 +22,7 @@ const REFERENCE = /decisions\.md,?\s+\(?"([^"]+)"/g;
 const unwrap = (text: string): string => text.replace(/\s*\n\s*(?:\/\/|\*|--|#)?\s*/g, " ");
 
 describe("docs/decisions.md", () => {
-  it("is under 25 KB", () => {
+  it("is under 25,000 bytes", () => {
     expect(statSync(DECISIONS).size).toBeLessThan(LIMIT_BYTES);
   });
 
