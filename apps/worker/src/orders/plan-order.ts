@@ -1,3 +1,4 @@
+import { ORDER_STATUSES } from "@loops-sync/loops-client";
 import type { StatusChain, StatusStep } from "@loops-sync/replica";
 import type { Claimed, ClaimedEvent } from "./claim-orders.ts";
 
@@ -10,16 +11,7 @@ import type { Claimed, ClaimedEvent } from "./claim-orders.ts";
 export const REORDER_WAIT_MS = 1000;
 
 /** The spec's order statuses: a payload naming another is not applied (the order is fetched instead). */
-const STATUSES = new Set([
-  "placed",
-  "accepted",
-  "preparing",
-  "ready",
-  "picked_up",
-  "delivered",
-  "rejected",
-  "cancelled",
-]);
+const STATUSES: ReadonlySet<string> = new Set(ORDER_STATUSES);
 
 /** What a batch does with one claimed order the replica does not cover. */
 export interface OrderPlan {
