@@ -34,7 +34,10 @@ describe("loops-sync against a schema that is behind", () => {
     await empty?.drop();
   });
 
-  it("read-only, operator and service verbs exit 3 naming the migration and never create the schema", async () => {
+  // Eleven CLI processes one after another: a loaded machine needs longer than the 30 s default.
+  it("read-only, operator and service verbs exit 3 naming the migration and never create the schema", {
+    timeout: 120_000,
+  }, async () => {
     const env = { DATABASE_URL: empty.url, LOOPS_WEBHOOK_SECRETS: "whsec_dGVzdA==", ...apiEnv(sandbox) };
     const verbs = [
       ["status"],
