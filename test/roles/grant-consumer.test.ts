@@ -88,7 +88,7 @@ describe("loops-sync grant consumer", { timeout: 180_000 }, () => {
     expect(JSON.parse(run.stdout)).toMatchObject({
       previous: "consumer",
       rights: "reader",
-      functions: ["replica.read_changes(bigint,integer)"],
+      functions: ["replica.read_changes(bigint,integer,text[],text[])"],
     });
     expect(await outcome(asConsumer`select replica.ack_changes(stand_in_marker => 'acked')`)).toBe(DENIED);
     expect(await outcome(asConsumer`select * from replica.read_changes(0, 1)`)).toBe("ok");

@@ -70,7 +70,7 @@ describe("loops-sync grant reader", { timeout: 180_000 }, () => {
     expect(granted.code).toBe(0);
     expect(granted.stdout).toMatch(
       new RegExp(
-        `^grant: role ${reader.name} is a reader in database \\w+ \\(had: none\\): reads replica, reporting; executes replica\\.read_changes\\(bigint,integer\\); writes nothing else\\n$`,
+        `^grant: role ${reader.name} is a reader in database \\w+ \\(had: none\\): reads replica, reporting; executes replica\\.read_changes\\(bigint,integer,text\\[\\],text\\[\\]\\); writes nothing else\\n$`,
       ),
     );
   });
@@ -140,7 +140,7 @@ describe("loops-sync grant reader", { timeout: 180_000 }, () => {
       previous: "reader",
       rights: "reader",
       schemas: ["replica", "reporting"],
-      functions: ["replica.read_changes(bigint,integer)"],
+      functions: ["replica.read_changes(bigint,integer,text[],text[])"],
     });
     const revoked = await runCli(
       ["grant", "--revoke", "reader", reader.name, "--json"],
