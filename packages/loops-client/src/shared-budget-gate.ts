@@ -153,8 +153,7 @@ export class SharedBudgetGate implements RequestGate {
         // lease may end up to the answer's travel time after its slot, so that is trusted only up to
         // `maxLateMs` (docs/decisions.md, "A lease counts from the budget's answer").
         const answered = performance.now();
-        this.#expiresAt =
-          Math.min(answered, asked + this.#o.maxLateMs) + grant.validMs - this.#o.marginMs;
+        this.#expiresAt = Math.min(answered, asked + this.#o.maxLateMs) + grant.validMs - this.#o.marginMs;
         // A little jitter, so processes refused together do not all return in the same millisecond.
         if (grant.granted === 0) await sleep(Math.max(1, grant.waitMs) + Math.random() * 5);
       }
