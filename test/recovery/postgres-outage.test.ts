@@ -42,7 +42,7 @@ describe("a Postgres outage shorter than HEALTH_DATABASE_GRACE_SECONDS", () => {
   }, 30_000);
 
   it("keeps the receiver and the worker running, and mirrors every order afterwards", {
-    timeout: 180_000,
+    timeout: 240_000,
   }, async () => {
     const url = new URL(db.url);
     url.hostname = "127.0.0.1";
@@ -82,21 +82,25 @@ describe("a Postgres outage shorter than HEALTH_DATABASE_GRACE_SECONDS", () => {
     })();
     sandbox.startGenerator({ ratePerSecond: 10, advanceEveryMs: 300 });
     await sleep(2000);
-    // Jobs that are sure to end during the outage: their Loops calls answer 3 s late, so they finish (and
-    // graphile-worker records their end) while Postgres is away.
+    // Jobs that are sure to end during the outage: their two Loops calls answer 3 s late each, so a job seen
+    // running is still waiting on Loops when Postgres goes away, and ends (graphile-worker records its end, or
+    // its failure when a statement meets the cut) within the 8 s outage.
     sandbox.setFaults({ apiSlowRate: 1, apiSlowMs: 3000 });
     await db.sql`
       select graphile_worker.add_job('refresh_merchant', json_build_object('merchantId', m))
       from unnest(${world.merchantIds}::text[]) as m`;
+    // One running is enough for what this guards, and needs no luck: waiting for both at the same moment
+    // needed two of the four workers free within one slow call of each other, which catch-up and the
+    // reconcile at start (slow too now) often prevented on a busy machine.
     await waitFor(
       async () =>
         (
           await db.sql<{ n: number }[]>`
             select count(*)::int as n from graphile_worker.jobs
             where task_identifier = 'refresh_merchant' and locked_at is not null`
-        )[0]!.n === world.merchantIds.length,
+        )[0]!.n > 0,
       // Generous: catch-up and the reconcile at start may hold the four workers for a while on a busy machine.
-      { timeoutMs: 60_000, what: "the slow jobs to be running" },
+      { timeoutMs: 120_000, what: "a slow job to be running" },
     );
     await proxy.cut();
     sandbox.setFaults({ apiSlowRate: 0 });

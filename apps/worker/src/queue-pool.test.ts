@@ -11,6 +11,7 @@ describe("isConnectionLoss", () => {
       isConnectionLoss({ code: "57P01", message: "terminating connection due to administrator command" }),
     ).toBe(true);
     expect(isConnectionLoss({ code: "08006", message: "connection failure" })).toBe(true);
+    expect(isConnectionLoss({ code: "53300", message: "sorry, too many clients already" })).toBe(true);
     expect(
       isConnectionLoss(new Error("Client has encountered a connection error and is not queryable")),
     ).toBe(true);

@@ -53,7 +53,9 @@ export function isConnectionLoss(error: unknown): boolean {
   const { code, message } = error as { code?: unknown; message?: unknown };
   if (
     typeof code === "string" &&
-    (LOST_CODES.has(code) || code.startsWith("08") || /^57P0[123]$/.test(code))
+    // 53300: the server refused a new connection (max_connections reached); nothing was sent, and a
+    // connection freed elsewhere lets the next try in. Unridden, a completion ended the process.
+    (LOST_CODES.has(code) || code.startsWith("08") || /^57P0[123]$/.test(code) || code === "53300")
   ) {
     return true;
   }

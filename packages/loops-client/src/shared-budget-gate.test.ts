@@ -75,4 +75,31 @@ describe("SharedBudgetGate", () => {
     // The second attempt needed a new ask: the four tokens left of the first lease had lapsed.
     expect(budget.asks).toHaveLength(2);
   });
+
+  // A round trip longer than a slot: Postgres counted 20 ms of the slot left, and its answer took 80 ms.
+  const slowAnswer = (asks: number[]) => async (): Promise<BudgetGrant> => {
+    asks.push(performance.now());
+    if (asks.length > 1) return { granted: 0, validMs: 0, waitMs: 20 };
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    return { granted: 1, validMs: 20, waitMs: 0 };
+  };
+
+  it("spends a lease whose answer took longer than a slot, instead of asking forever", async () => {
+    const asks: number[] = [];
+    const gate = new SharedBudgetGate({ take: slowAnswer(asks), marginMs: 0 });
+    await gate.acquire({ priority: "live", merchantId: undefined });
+    expect(asks).toHaveLength(1);
+  });
+
+  it("trusts no more of a slow round trip than maxLateMs", async () => {
+    const asks: number[] = [];
+    const gate = new SharedBudgetGate({ take: slowAnswer(asks), marginMs: 0, maxLateMs: 10 });
+    const controller = new AbortController();
+    const waiting = gate.acquire({ priority: "live", merchantId: undefined, signal: controller.signal });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Counted 10 ms after the ask, the lease ended before its answer arrived: the gate asked again.
+    expect(asks.length).toBeGreaterThan(1);
+    controller.abort(new Error("done"));
+    await expect(waiting).rejects.toThrow("done");
+  });
 });
