@@ -6,8 +6,8 @@ export interface FeedLog {
   seen: number[];
   /** Positions that came back at or below the reader's cursor (a duplicate or an out-of-order row). */
   backwards: number[];
-  /** Order changes in the order read: `resource_id` and `version`. */
-  orders: { id: string; version: number }[];
+  /** Order changes in the order read: `resource_id`, `version` and `source`. */
+  orders: { id: string; version: number; source: string }[];
   /** Read errors it rode out (a Postgres restart), by message. */
   errors: string[];
 }
@@ -30,10 +30,16 @@ export function startFeedReader(url: string, { pageSize = 50, idleMs = 20 } = {}
     let cursor = 0;
     for (;;) {
       const finishing = stopping;
-      let rows: { position: string; resource: string; resource_id: string; version: string | null }[];
+      let rows: {
+        position: string;
+        resource: string;
+        resource_id: string;
+        version: string | null;
+        source: string;
+      }[];
       try {
         rows = await sql`
-          select position, resource, resource_id, version
+          select position, resource, resource_id, version, source
           from replica.read_changes(${cursor}, ${pageSize})`;
       } catch (error) {
         log.errors.push(String((error as Error).message));
@@ -50,7 +56,8 @@ export function startFeedReader(url: string, { pageSize = 50, idleMs = 20 } = {}
         }
         log.seen.push(position);
         cursor = position;
-        if (row.resource === "order") log.orders.push({ id: row.resource_id, version: Number(row.version) });
+        if (row.resource === "order")
+          log.orders.push({ id: row.resource_id, version: Number(row.version), source: row.source });
       }
       if (rows.length === 0) {
         if (finishing) return;
@@ -69,13 +76,19 @@ export function startFeedReader(url: string, { pageSize = 50, idleMs = 20 } = {}
   };
 }
 
-/** Order changes whose version is not above the previous change of the same order (never older over newer). */
+/**
+ * Order changes whose version is not above the previous change of the same order (never older over newer). A
+ * confirmation may repeat the version it confirms (`source` `confirm`: the fetch showed more than the event's
+ * payload had), never lower it.
+ */
 export function feedVersionsBackwards(log: FeedLog): string[] {
   const last = new Map<string, number>();
   const problems: string[] = [];
-  for (const { id, version } of log.orders) {
+  for (const { id, version, source } of log.orders) {
     const before = last.get(id);
-    if (before !== undefined && version <= before) problems.push(`${id}: ${before} then ${version}`);
+    const confirms = source === "confirm" && version === before;
+    if (before !== undefined && version <= before && !confirms)
+      problems.push(`${id}: ${before} then ${version}`);
     last.set(id, version);
   }
   return problems;

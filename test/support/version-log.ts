@@ -5,7 +5,10 @@
 import type { Sql } from "@loops-sync/db";
 
 export interface VersionLogProblems {
-  /** Writes of a version not newer than the one stored before (an update that went backwards or sideways). */
+  /**
+   * Writes of a version not newer than the one stored before (an update that went backwards or sideways). A
+   * confirmation (the same version, applied from an event's payload, now fetched: migration 0019) is neither.
+   */
   backwards: { orderId: string; from: number; to: number }[];
   /** The same (order, version) written more than once: an event applied twice. */
   twice: { orderId: string; version: number; times: number }[];
@@ -22,12 +25,16 @@ export async function installVersionLog(sql: Sql): Promise<void> {
       order_id    text not null,
       old_version bigint,
       new_version bigint not null,
+      -- A fetch confirming a version applied from an event's payload: the same version, now fetched.
+      confirm     boolean not null default false,
       at          timestamptz not null default clock_timestamp()
     );
     create or replace function chaos.log_version() returns trigger language plpgsql as $$
     begin
-      insert into chaos.version_log (order_id, old_version, new_version)
-      values (new.id, case when tg_op = 'UPDATE' then old.version end, new.version);
+      insert into chaos.version_log (order_id, old_version, new_version, confirm)
+      values (new.id, case when tg_op = 'UPDATE' then old.version end, new.version,
+              tg_op = 'UPDATE' and new.version = old.version and old.fetched_version < old.version
+                and new.fetched_version = new.version);
       return new;
     end $$;
     drop trigger if exists chaos_version_log on replica.orders;
@@ -40,15 +47,15 @@ export async function installVersionLog(sql: Sql): Promise<void> {
 export async function checkVersionLog(sql: Sql): Promise<VersionLogProblems> {
   const backwards = await sql<{ order_id: string; old_version: string; new_version: string }[]>`
     select order_id, old_version, new_version from chaos.version_log
-    where old_version is not null and new_version <= old_version`;
+    where old_version is not null and new_version <= old_version and not confirm`;
   // Within an order, the log read in commit order (seq) must strictly increase too.
   const outOfOrder = await sql<{ order_id: string; prev: string; new_version: string }[]>`
     select order_id, prev, new_version from (
       select order_id, new_version, lag(new_version) over (partition by order_id order by seq) as prev
-      from chaos.version_log) t
+      from chaos.version_log where not confirm) t
     where prev is not null and new_version <= prev`;
   const twice = await sql<{ order_id: string; new_version: string; times: string }[]>`
-    select order_id, new_version, count(*) as times from chaos.version_log
+    select order_id, new_version, count(*) as times from chaos.version_log where not confirm
     group by order_id, new_version having count(*) > 1`;
   const [{ writes } = { writes: "0" }] = await sql<{ writes: string }[]>`
     select count(*) as writes from chaos.version_log`;
