@@ -137,7 +137,7 @@ describe("a job claim whose answer is lost", () => {
 
   // Under this load a round trip to Postgres (through the proxy, and a busy worker) is often longer than a
   // request-budget slot: before leases counted from the budget's answer, every lease lapsed unspent and the
-  // worker's jobs stalled here with nothing sent to Loops (docs/decisions.md, "A lease counts from ...").
+  // worker's jobs stalled here with nothing sent to Loops (docs/decisions.md, "A lease counts from the budget's answer").
   it(`settles every event and mirrors every order within 2 minutes after ${LOST_ANSWERS} lost answers`, {
     timeout: 420_000,
   }, async () => {
