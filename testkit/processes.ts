@@ -33,6 +33,8 @@ export interface LoopsSyncProcess {
   alive(): boolean;
   /** Resolves with the first output line matching `pattern` (earlier lines included). */
   waitForLine(pattern: RegExp, timeoutMs?: number): Promise<string>;
+  /** The last `n` output lines, stderr's prefixed "[stderr] ": what a failure message shows. */
+  lastLines(n?: number): string[];
   /** Sends `signal` to the whole process group and waits for the exit. */
   kill(signal?: NodeJS.Signals, timeoutMs?: number): Promise<void>;
 }
@@ -89,6 +91,7 @@ export class ProcessGroup {
       logFile,
       exited,
       alive: () => !exitedYet,
+      lastLines: (n = 15) => lines.slice(-n),
       waitForLine(pattern, timeoutMs = 30_000) {
         const seen = lines.find((l) => pattern.test(l));
         if (seen) return Promise.resolve(seen);

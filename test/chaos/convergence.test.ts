@@ -180,7 +180,11 @@ describe(`convergence under faults (seed ${SEED})`, () => {
       // A worker that died on its own (not by our SIGKILL) is a finding; restart it so the check can go on.
       const unexpected: string[] = [];
       for (const p of [worker, workerB, receiver]) {
-        if (!p.alive()) unexpected.push(`${p.name} exited on its own: ${JSON.stringify(await p.exited)}`);
+        if (!p.alive()) {
+          // Its last lines name the cause (an unhandled rejection's stack, a fatal log line): CI keeps no logs.
+          const last = p.lastLines(25).join("\n");
+          unexpected.push(`${p.name} exited on its own: ${JSON.stringify(await p.exited)}; last lines:\n${last}`);
+        }
       }
       if (!worker.alive()) await spawnWorker();
       if (!receiver.alive()) await spawnReceiver(99);
