@@ -1,4 +1,4 @@
-import { type EventEnvelope, storeEventsAndEnqueue } from "@loops-sync/db";
+import { type EventEnvelope, requestBudget, storeEventsAndEnqueue } from "@loops-sync/db";
 import type { RunningWorker, StartWorkerOptions } from "@loops-sync/worker";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "#testkit/wait-for";
@@ -165,6 +165,62 @@ describe("worker: several orders to fetch are read from one list page", () => {
     for (const order of orders) {
       const [row] = await h.db.sql`select raw from replica.orders where id = ${order.id}`;
       expect(row!.raw).toEqual(JSON.parse(JSON.stringify(h.sandbox.truth.order(order.id))));
+    }
+  });
+});
+
+describe("worker: list pages only while the request budget is busy (maxRps given, as the CLI does)", () => {
+  async function twoNewOrders() {
+    const orders = [
+      h.sandbox.createOrder({ merchantId: MERCHANT }),
+      h.sandbox.createOrder({ merchantId: MERCHANT }),
+    ];
+    const ours = new Set(orders.map((o) => o.id));
+    const ids = await h.ingest((e) => ours.has(e.data.order_id as string));
+    await waitFor(() => settled(h.db, ids), { what: "both orders applied" });
+  }
+
+  it("reads each order alone while the budget is free, and one list page while it is busy", async () => {
+    await restartWorker({ maxRps: 20 });
+    try {
+      let fetches = h.calls(ORDER_FETCH);
+      let lists = h.calls(ORDER_LIST);
+      await twoNewOrders();
+      // Free: two single reads are one round trip, a list page would be two for any order it misses.
+      expect(h.calls(ORDER_FETCH) - fetches).toBe(2);
+      expect(h.calls(ORDER_LIST)).toBe(lists);
+
+      // Other calls of the deployment use 60 % of the 20/s: the worker reads the next two from one page.
+      const budget = requestBudget(h.db.sql, { maxRps: 20 });
+      let filling = true;
+      const filler = (async () => {
+        while (filling) {
+          await budget.take(1, true);
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+      })();
+      try {
+        await waitFor(
+          async () =>
+            (
+              await h.db
+                .sql`select 1 from sync.request_budget where (select sum(u) from unnest(used) u) >= 10`
+            ).length > 0,
+          { what: "the budget's last second at half of 20" },
+        );
+        // The worker reads the budget once a second: past its next reading.
+        await new Promise((resolve) => setTimeout(resolve, 1200));
+        fetches = h.calls(ORDER_FETCH);
+        lists = h.calls(ORDER_LIST);
+        await twoNewOrders();
+        expect(h.calls(ORDER_FETCH)).toBe(fetches);
+        expect(h.calls(ORDER_LIST) - lists).toBe(1);
+      } finally {
+        filling = false;
+        await filler;
+      }
+    } finally {
+      await restartWorker({});
     }
   });
 });

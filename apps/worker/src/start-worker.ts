@@ -15,6 +15,7 @@ import { createForwardMetrics } from "./forwarding/forward-metrics.ts";
 import { type Forwarder, type ForwarderOptions, startForwarder } from "./forwarding/start-forwarder.ts";
 import { graphileLogger } from "./graphile-logger.ts";
 import type { OrderBatchEvents } from "./orders/batch-value.ts";
+import { startBudgetPressure } from "./orders/budget-pressure.ts";
 import { startOrderConfirmer } from "./orders/order-confirmer.ts";
 import { startOrderScheduler } from "./orders/order-scheduler.ts";
 import { startPauseProber } from "./pause-prober.ts";
@@ -65,6 +66,11 @@ export interface StartWorkerOptions {
    * instead of one `GET /orders/{id}` each. Default: 2 (LIST_FETCH_MIN_ORDERS, order-batch.ts).
    */
   orderListFetchMin?: number;
+  /**
+   * LOOPS_MAX_RPS. With it, order batches read list pages only while the shared request budget is busy
+   * (orders/budget-pressure.ts); without it, whenever a batch has `orderListFetchMin` orders to fetch.
+   */
+  maxRps?: number;
   /** How long a status event past a version gap (v3 before v2) waits for it. Default: 1000 ms (plan-order.ts). */
   orderReorderWaitMs?: number;
   /** Queue the reconcile of every active merchant when starting. Default: true. */
@@ -128,6 +134,7 @@ export async function startWorker({
   orderRefreshConcurrency,
   orderBatchJoinMs,
   orderListFetchMin,
+  maxRps,
   orderReorderWaitMs,
   orderRefreshPollMs,
   pauseBackoff = DEFAULT_PAUSE_BACKOFF,
@@ -229,13 +236,16 @@ export async function startWorker({
       await pgPool.end();
     }
   };
+  const pressure = maxRps === undefined ? undefined : startBudgetPressure({ sql, maxRps, logger });
   const refresher = await startOrderScheduler(ctx, {
     concurrency: batches,
     joinMs: orderBatchJoinMs,
     listFetchMin: orderListFetchMin,
+    ...(pressure ? { bulkReads: pressure.busy } : {}),
     reorderWaitMs: orderReorderWaitMs,
     pollIntervalMs: orderRefreshPollMs ?? Math.min(pollIntervalMs, 1000),
   }).catch(async (error: unknown) => {
+    pressure?.stop();
     await runner.stop().catch(() => {});
     await closeQueue().catch(() => {});
     throw error;
@@ -270,6 +280,7 @@ export async function startWorker({
     stop() {
       stopping ??= (async () => {
         const stopAbsorbing = absorbLostCompletions(logger);
+        pressure?.stop();
         pgPool.stopWaiting();
         try {
           await Promise.all([

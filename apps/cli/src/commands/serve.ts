@@ -112,6 +112,7 @@ async function startParts(
       pauseBackoff,
       databaseGraceSeconds: env.HEALTH_DATABASE_GRACE_SECONDS,
       confirmWithinSeconds: env.CONFIRM_WITHIN_SECONDS,
+      maxRps: env.LOOPS_MAX_RPS,
       catchup: { client, cron: env.CATCHUP_CRON, logger: logger.child({ name: "catchup" }) },
       prune: { retentionDays: env.RETENTION_DAYS, logger: logger.child({ name: "prune" }) },
       forward: env.FORWARD_URL

@@ -58,6 +58,8 @@ export interface OrderBatchOptions {
   joinMs?: number;
   /** Orders to fetch from which one list page replaces their single reads. Default: LIST_FETCH_MIN_ORDERS. */
   listFetchMin?: number;
+  /** Whether list pages are read now (the request budget is busy, budget-pressure.ts). Default: always. */
+  bulkReads?: () => boolean;
   /** How long a status event past a version gap waits for it. Default: REORDER_WAIT_MS (plan-order.ts). */
   reorderWaitMs?: number;
 }
@@ -226,7 +228,8 @@ export class OrderBatch {
       }
     }
     const listFrom = this.#options.listFetchMin ?? LIST_FETCH_MIN_ORDERS;
-    const list = toFetch.length >= listFrom ? this.#listPage(toFetch) : undefined;
+    const bulk = toFetch.length >= listFrom && (this.#options.bulkReads?.() ?? true);
+    const list = bulk ? this.#listPage(toFetch) : undefined;
     for (const c of toFetch) {
       this.#fetches.push(
         traceOrderRefresh(c, traceParents, () =>

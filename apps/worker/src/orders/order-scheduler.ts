@@ -27,6 +27,8 @@ export interface OrderSchedulerOptions {
   joinMs?: number;
   /** A batch with this many orders to fetch reads one list page instead. Default: LIST_FETCH_MIN_ORDERS. */
   listFetchMin?: number;
+  /** Whether batches read list pages now (the request budget is busy, budget-pressure.ts). Default: always. */
+  bulkReads?: () => boolean;
   /** How long a status event past a version gap waits for it. Default: REORDER_WAIT_MS (plan-order.ts). */
   reorderWaitMs?: number;
 }
@@ -64,6 +66,7 @@ export class OrderScheduler {
   readonly #pollIntervalMs: number;
   readonly #joinMs: number | undefined;
   readonly #listFetchMin: number | undefined;
+  readonly #bulkReads: (() => boolean) | undefined;
   readonly #reorderWaitMs: number | undefined;
   readonly #applier: OrderApplier;
   readonly #fetchSlots: LimitFunction;
@@ -91,6 +94,7 @@ export class OrderScheduler {
       pollIntervalMs = 1000,
       joinMs,
       listFetchMin,
+      bulkReads,
       reorderWaitMs,
     }: OrderSchedulerOptions = {},
   ) {
@@ -104,6 +108,7 @@ export class OrderScheduler {
     this.#pollIntervalMs = pollIntervalMs;
     this.#joinMs = joinMs;
     this.#listFetchMin = listFetchMin;
+    this.#bulkReads = bulkReads;
     this.#reorderWaitMs = reorderWaitMs;
     this.#applier = createOrderApplier(ctx);
     this.#fetchSlots = pLimit(concurrency * ORDER_FETCH_CONCURRENCY);
@@ -242,6 +247,7 @@ export class OrderScheduler {
           events: this.events,
           joinMs: this.#joinMs,
           listFetchMin: this.#listFetchMin,
+          bulkReads: this.#bulkReads,
           reorderWaitMs: this.#reorderWaitMs,
         });
         slot.batches.add(batch);
