@@ -8,6 +8,10 @@ export default defineConfig({
     // Fails a test that leaked a database pool (test/support/pool-leaks.ts).
     setupFiles: ["test/support/pool-leaks.ts"],
     pool: "forks",
+    // Three files at once, whatever the core count (vitest's default is cores - 1: one on a 2-core CI machine).
+    // Most tests wait on child processes and Postgres, not the CPU; each file has its own database, roles and
+    // free ports, so files do not collide (docs/testing.md).
+    maxWorkers: 3,
     testTimeout: 30_000,
     hookTimeout: 60_000,
     teardownTimeout: 20_000,

@@ -183,7 +183,9 @@ describe(`convergence under faults (seed ${SEED})`, () => {
         if (!p.alive()) {
           // Its last lines name the cause (an unhandled rejection's stack, a fatal log line): CI keeps no logs.
           const last = p.lastLines(25).join("\n");
-          unexpected.push(`${p.name} exited on its own: ${JSON.stringify(await p.exited)}; last lines:\n${last}`);
+          unexpected.push(
+            `${p.name} exited on its own: ${JSON.stringify(await p.exited)}; last lines:\n${last}`,
+          );
         }
       }
       if (!worker.alive()) await spawnWorker();

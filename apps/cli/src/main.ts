@@ -1,6 +1,6 @@
 // Entry point of the `loops-sync` command (run directly by Node 24; see bin/loops-sync).
 import { CommanderError } from "commander";
-import { describeFailure, EXIT } from "./cli-error.ts";
+import { EXIT } from "./cli-error.ts";
 import { loadDotEnv } from "./dotenv.ts";
 import { exitQuietlyOnClosedPipe } from "./output.ts";
 import { createProgram, throwOnUsageErrors } from "./program.ts";
@@ -21,6 +21,7 @@ try {
       error.code === "commander.help";
     process.exitCode = ok ? EXIT.ok : EXIT.usage;
   } else {
+    const { describeFailure } = await import("./describe-failure.ts");
     const { line, exitCode } = describeFailure(error);
     process.stderr.write(`loops-sync: ${line}\n`);
     process.exitCode = exitCode;

@@ -1,5 +1,5 @@
-import { version } from "@loops-sync/config";
-import { createSandboxCommand } from "@loops-sync/sandbox";
+import { version } from "@loops-sync/config/version";
+import { createSandboxCommand } from "@loops-sync/sandbox/command";
 import { Command, type CommanderError } from "commander";
 import { createBackfillCommand } from "./commands/backfill.ts";
 import { createCatchupCommand } from "./commands/catchup.ts";

@@ -1,8 +1,7 @@
 import { Command, InvalidArgumentError, Option } from "commander";
-import { MAX_GENERATED_MERCHANTS, manyMerchantsSeed } from "./domain/many-merchants-seed.ts";
-import { DEFAULT_WEBHOOK_SECRET, loadSeedFile } from "./domain/seed.ts";
+import { DEFAULT_WEBHOOK_SECRET, MAX_GENERATED_MERCHANTS } from "./domain/seed-constants.ts";
 import type { Faults } from "./faults.ts";
-import { type Sandbox, startSandbox } from "./sandbox.ts";
+import type { Sandbox } from "./sandbox.ts";
 
 const number =
   (what: string, { min = 0, max = Number.POSITIVE_INFINITY, integer = false } = {}) =>
@@ -193,6 +192,10 @@ export function createSandboxCommand(): Command {
       ),
     )
     .action(async (flags: SandboxFlags) => {
+      // Loaded here, not above: `loops-sync --help` and the other verbs build this command too.
+      const { startSandbox } = await import("./sandbox.ts");
+      const { loadSeedFile } = await import("./domain/seed.ts");
+      const { manyMerchantsSeed } = await import("./domain/many-merchants-seed.ts");
       const secrets = flags.webhookSecret ?? [DEFAULT_WEBHOOK_SECRET];
       const types = flags.webhookTypes
         ?.split(",")

@@ -1,9 +1,6 @@
-import { runBackfill } from "@loops-sync/catchup";
 import { Command, Option } from "commander";
-import { API_VARIABLES, createLoopsClientFromEnv } from "../clients.ts";
 import { parseIsoDate, parseMerchantId } from "../flags.ts";
 import { JSON_FLAG_HELP, printJson } from "../output.ts";
-import { openRuntime } from "../runtime.ts";
 import { abortOnSignal, createRunProgress, quietLogger } from "./catchup.ts";
 
 export function createBackfillCommand(): Command {
@@ -24,6 +21,9 @@ export function createBackfillCommand(): Command {
     )
     .addOption(new Option("--json", JSON_FLAG_HELP))
     .action(async (options: { merchant: string; since?: string; json?: boolean }) => {
+      const { runBackfill } = await import("@loops-sync/catchup");
+      const { API_VARIABLES, createLoopsClientFromEnv } = await import("../clients.ts");
+      const { openRuntime } = await import("../runtime.ts");
       const runtime = await openRuntime({ name: "backfill", require: API_VARIABLES, tracing: true });
       const progress = createRunProgress("orders");
       const abort = abortOnSignal();

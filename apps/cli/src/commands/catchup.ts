@@ -1,12 +1,10 @@
-import { type CatchupResult, runCatchup } from "@loops-sync/catchup";
+import type { CatchupResult } from "@loops-sync/catchup";
 import type { Logger } from "@loops-sync/config";
 import { SingleBar } from "cli-progress";
 import { Command, Option } from "commander";
 import { CliError, EXIT } from "../cli-error.ts";
-import { API_VARIABLES, createLoopsClientFromEnv } from "../clients.ts";
 import { parseMerchantId } from "../flags.ts";
 import { JSON_FLAG_HELP, printJson, throwIfRefused } from "../output.ts";
-import { openRuntime } from "../runtime.ts";
 
 /**
  * A progress display for long runs: on a terminal, a bar with the count, rate and ETA (on stderr, so stdout
@@ -115,6 +113,9 @@ export function createCatchupCommand(): Command {
     )
     .addOption(new Option("--json", JSON_FLAG_HELP))
     .action(async (options: { merchant?: string; json?: boolean }) => {
+      const { runCatchup } = await import("@loops-sync/catchup");
+      const { API_VARIABLES, createLoopsClientFromEnv } = await import("../clients.ts");
+      const { openRuntime } = await import("../runtime.ts");
       const runtime = await openRuntime({ name: "catchup", require: API_VARIABLES, tracing: true });
       const progress = createRunProgress("events");
       const abort = abortOnSignal();

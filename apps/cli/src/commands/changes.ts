@@ -1,15 +1,8 @@
-import {
-  CHANGE_RESOURCES,
-  type Change,
-  type ChangeResource,
-  ChangesExpiredError,
-  followChanges,
-  readChanges,
-} from "@loops-sync/schema";
+import type { Change, ChangeResource } from "@loops-sync/schema";
+import { CHANGE_RESOURCES } from "@loops-sync/schema/read-changes";
 import { Command, InvalidArgumentError, Option } from "commander";
 import { CliError, EXIT } from "../cli-error.ts";
 import { parseCount, parseMerchantId } from "../flags.ts";
-import { openRuntime } from "../runtime.ts";
 import { abortOnSignal } from "./catchup.ts";
 
 /** Changes printed without --follow when --limit is not given. */
@@ -84,6 +77,8 @@ removed (RETENTION_DAYS) fails with changes_expired and exit 1: resynchronise fr
 read on after the position the error names.`,
     )
     .action(async (options: ChangesOptions) => {
+      const { ChangesExpiredError, followChanges, readChanges } = await import("@loops-sync/schema");
+      const { openRuntime } = await import("../runtime.ts");
       const runtime = await openRuntime({ name: "changes", poolSize: 2 });
       const abort = abortOnSignal();
       const limit = options.limit ?? (options.follow ? Number.POSITIVE_INFINITY : DEFAULT_CHANGES_PRINTED);

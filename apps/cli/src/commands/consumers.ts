@@ -1,11 +1,11 @@
 import type { Sql } from "@loops-sync/db";
-import { CHANGE_RESOURCES, type ChangeResource } from "@loops-sync/schema";
-import { type ConsumerStatus, readConsumers } from "@loops-sync/status";
+import type { ChangeResource } from "@loops-sync/schema";
+import { CHANGE_RESOURCES } from "@loops-sync/schema/read-changes";
+import type { ConsumerStatus } from "@loops-sync/status";
 import { Command, InvalidArgumentError, Option } from "commander";
 import { CliError, EXIT } from "../cli-error.ts";
 import { parseCount, parseIsoDate, parseMerchantId } from "../flags.ts";
 import { JSON_FLAG_HELP, printJson } from "../output.ts";
-import { openRuntime } from "../runtime.ts";
 
 /** A consumer name as replica.create_consumer takes it. */
 function parseConsumerName(value: string): string {
@@ -43,7 +43,14 @@ function asCliError(verb: string, error: unknown): unknown {
   return error;
 }
 
+/** Status reads of the feed consumers, loaded with the command that runs, not with `--help`. */
+async function readConsumers(sql: Sql): Promise<ConsumerStatus[]> {
+  const status = await import("@loops-sync/status");
+  return status.readConsumers(sql);
+}
+
 async function withRuntime<T>(verb: string, run: (sql: Sql) => Promise<T>): Promise<T> {
+  const { openRuntime } = await import("../runtime.ts");
   const runtime = await openRuntime({ name: "consumers", poolSize: 1 });
   try {
     return await run(runtime.sql).catch((error: unknown) => {

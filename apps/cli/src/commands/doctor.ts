@@ -1,7 +1,5 @@
 import { Command, InvalidArgumentError, Option } from "commander";
 import { CliError } from "../cli-error.ts";
-import { printDoctorReport, progressLine } from "../doctor/print-doctor-report.ts";
-import { runDoctor } from "../doctor/run-doctor.ts";
 import { parseMerchantId } from "../flags.ts";
 import { JSON_FLAG_HELP, printJson } from "../output.ts";
 
@@ -36,6 +34,8 @@ export function createDoctorCommand(): Command {
         .default(DEFAULT_SAMPLE),
     )
     .action(async (options: { json?: boolean; merchant?: string; sample: number }) => {
+      const { printDoctorReport, progressLine } = await import("../doctor/print-doctor-report.ts");
+      const { runDoctor } = await import("../doctor/run-doctor.ts");
       const report = await runDoctor({
         source: process.env,
         merchant: options.merchant,

@@ -1,10 +1,8 @@
-import { CHANGE_RESOURCES } from "@loops-sync/schema";
-import { recoverDeliveries, retryDeliveries } from "@loops-sync/worker";
+import { CHANGE_RESOURCES } from "@loops-sync/schema/read-changes";
 import { Command, Option } from "commander";
 import { CliError, EXIT } from "../cli-error.ts";
 import { parseIsoDate } from "../flags.ts";
 import { JSON_FLAG_HELP, printJson } from "../output.ts";
-import { openRuntime } from "../runtime.ts";
 
 /** How many positions the human output lists before it says "and N more". */
 const LISTED = 20;
@@ -18,6 +16,8 @@ function createForwardRetryCommand(): Command {
     .addOption(new Option("--dead", "also the dead changes (listed by `loops-sync status`)"))
     .addOption(new Option("--json", JSON_FLAG_HELP))
     .action(async (options: { dead?: boolean; json?: boolean }) => {
+      const { retryDeliveries } = await import("@loops-sync/worker");
+      const { openRuntime } = await import("../runtime.ts");
       const runtime = await openRuntime({ name: "forward", poolSize: 2 });
       try {
         const { retried: positions, superseded } = await retryDeliveries(runtime.sql, {
@@ -89,6 +89,8 @@ function createForwardRecoverCommand(): Command {
           EXIT.usage,
         );
       }
+      const { recoverDeliveries } = await import("@loops-sync/worker");
+      const { openRuntime } = await import("../runtime.ts");
       const runtime = await openRuntime({ name: "forward", poolSize: 2 });
       try {
         const env = runtime.env;

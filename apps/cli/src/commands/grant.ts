@@ -1,7 +1,7 @@
-import { GRANTABLE_RIGHTS, type GrantableRights, type GrantRoleRightsResult } from "@loops-sync/db";
+import type { GrantableRights, GrantRoleRightsResult } from "@loops-sync/db";
+import { GRANTABLE_RIGHTS } from "@loops-sync/db/role-rights";
 import { Argument, Command, Option } from "commander";
 import { JSON_FLAG_HELP, printJson } from "../output.ts";
-import { openRuntime } from "../runtime.ts";
 
 /** One line an operator reads: what the role can do now. */
 export function describeGrant(result: GrantRoleRightsResult): string {
@@ -26,6 +26,7 @@ export function createGrantCommand(): Command {
     .addOption(new Option("--revoke", "take these rights (and any above them) back"))
     .addOption(new Option("--json", JSON_FLAG_HELP))
     .action(async (rights: GrantableRights, role: string, options: { revoke?: boolean; json?: boolean }) => {
+      const { openRuntime } = await import("../runtime.ts");
       const runtime = await openRuntime({ name: "grant", poolSize: 1 });
       try {
         const { grantRoleRights } = await import("@loops-sync/db");

@@ -1,10 +1,10 @@
 import { Command } from "commander";
-import { openRuntime } from "../runtime.ts";
 
 export function createMigrateCommand(): Command {
   return new Command("migrate")
     .description("apply pending SQL migrations (and graphile-worker's), then exit")
     .action(async () => {
+      const { openRuntime } = await import("../runtime.ts");
       const runtime = await openRuntime({ name: "migrate", allowPendingMigrations: true, poolSize: 2 });
       try {
         const { migrate } = await import("@loops-sync/db");

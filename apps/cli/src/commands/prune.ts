@@ -1,8 +1,5 @@
-import { pruneFinished } from "@loops-sync/db";
-import { cutoffBefore } from "@loops-sync/worker";
 import { Command, InvalidArgumentError, Option } from "commander";
 import { JSON_FLAG_HELP, printJson } from "../output.ts";
-import { openRuntime } from "../runtime.ts";
 import { abortOnSignal } from "./catchup.ts";
 
 const UNIT_SECONDS: Record<string, number> = { d: 86_400, h: 3600, m: 60 };
@@ -32,6 +29,9 @@ export function createPruneCommand(): Command {
     .addOption(new Option("--dry-run", "count what would be deleted, delete nothing"))
     .addOption(new Option("--json", JSON_FLAG_HELP))
     .action(async (options: { olderThan?: number; dryRun?: boolean; json?: boolean }) => {
+      const { pruneFinished } = await import("@loops-sync/db");
+      const { cutoffBefore } = await import("@loops-sync/worker");
+      const { openRuntime } = await import("../runtime.ts");
       const runtime = await openRuntime({ name: "prune", poolSize: 2 });
       const abort = abortOnSignal();
       try {

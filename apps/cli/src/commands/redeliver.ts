@@ -1,10 +1,8 @@
-import { type Database, kyselyOver } from "@loops-sync/schema";
+import type { Database } from "@loops-sync/schema";
 import { Argument, Command, Option } from "commander";
 import { CliError, EXIT } from "../cli-error.ts";
-import { API_VARIABLES, createLoopsClientFromEnv } from "../clients.ts";
 import { parseEventId, parseMerchantId } from "../flags.ts";
 import { JSON_FLAG_HELP, printJson } from "../output.ts";
-import { openRuntime } from "../runtime.ts";
 
 /** Asks Loops to send an event to the webhook endpoints again (POST /events/{id}/redeliver). */
 export function createRedeliverCommand(): Command {
@@ -19,6 +17,9 @@ export function createRedeliverCommand(): Command {
     )
     .addOption(new Option("--json", JSON_FLAG_HELP))
     .action(async (eventId: string, options: { merchant?: string; json?: boolean }) => {
+      const { kyselyOver } = await import("@loops-sync/schema");
+      const { API_VARIABLES, createLoopsClientFromEnv } = await import("../clients.ts");
+      const { openRuntime } = await import("../runtime.ts");
       const runtime = await openRuntime({
         name: "redeliver",
         require: API_VARIABLES,

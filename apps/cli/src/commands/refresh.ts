@@ -1,10 +1,8 @@
-import { type ReconcileRun, runReconcile } from "@loops-sync/worker";
+import type { ReconcileRun } from "@loops-sync/worker";
 import { Command, Option } from "commander";
 import { CliError, EXIT } from "../cli-error.ts";
-import { API_VARIABLES, createLoopsClientFromEnv } from "../clients.ts";
 import { parseMerchantId } from "../flags.ts";
 import { JSON_FLAG_HELP, printJson, throwIfRefused } from "../output.ts";
-import { openRuntime } from "../runtime.ts";
 import { abortOnSignal, quietLogger } from "./catchup.ts";
 
 function printRefresh(result: ReconcileRun): void {
@@ -36,6 +34,9 @@ export function createRefreshCommand(): Command {
     )
     .addOption(new Option("--json", JSON_FLAG_HELP))
     .action(async (options: { merchant?: string; json?: boolean }) => {
+      const { runReconcile } = await import("@loops-sync/worker");
+      const { API_VARIABLES, createLoopsClientFromEnv } = await import("../clients.ts");
+      const { openRuntime } = await import("../runtime.ts");
       const runtime = await openRuntime({ name: "refresh", require: API_VARIABLES });
       const abort = abortOnSignal();
       try {

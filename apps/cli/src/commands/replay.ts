@@ -1,13 +1,9 @@
-import { PROCESS_EVENTS_MAX_ATTEMPTS, reopenEvents } from "@loops-sync/db";
-import { enqueueJob } from "@loops-sync/replica";
-import { type Database, kyselyOver } from "@loops-sync/schema";
+import type { Database } from "@loops-sync/schema";
 import { Argument, Command, Option } from "commander";
-import { sql } from "kysely";
 import { CliError, EXIT } from "../cli-error.ts";
 import { parseEventId, parseEventType, parseIsoDate, parseMerchantId } from "../flags.ts";
 import { JSON_FLAG_HELP, printJson } from "../output.ts";
-import { type FailedEventFilter, listFailedEvents, replayFailedEvents } from "../replay-failed-events.ts";
-import { openRuntime } from "../runtime.ts";
+import type { FailedEventFilter } from "../replay-failed-events.ts";
 import { createRunProgress } from "./catchup.ts";
 
 interface ReplayOptions extends FailedEventFilter {
@@ -40,6 +36,8 @@ function checkReplayFlags(eventId: string | undefined, options: ReplayOptions): 
  * transactions, with a progress bar on a terminal.
  */
 async function replayFailed(options: ReplayOptions): Promise<void> {
+  const { listFailedEvents, replayFailedEvents } = await import("../replay-failed-events.ts");
+  const { openRuntime } = await import("../runtime.ts");
   const runtime = await openRuntime({ name: "replay", poolSize: 2 });
   const filter: FailedEventFilter = {
     merchantId: options.merchantId,
@@ -112,6 +110,11 @@ export function createReplayCommand(): Command {
       const options: ReplayOptions = { ...rest, ...(merchant ? { merchantId: merchant } : {}) };
       checkReplayFlags(eventId, options);
       if (!eventId) return await replayFailed(options);
+      const { PROCESS_EVENTS_MAX_ATTEMPTS, reopenEvents } = await import("@loops-sync/db");
+      const { enqueueJob } = await import("@loops-sync/replica");
+      const { kyselyOver } = await import("@loops-sync/schema");
+      const { sql } = await import("kysely");
+      const { openRuntime } = await import("../runtime.ts");
       const runtime = await openRuntime({ name: "replay", poolSize: 2 });
       try {
         const replayed = await runtime.sql.begin(async (tx) => {

@@ -1,17 +1,13 @@
-import {
-  type AttentionItem,
-  needsAttention,
-  pageMerchants,
-  readSyncStatus,
-  readTableSizes,
-  type SyncStatus,
-  type TableSize,
+import type {
+  AttentionItem,
+  pageMerchants as PageMerchants,
+  SyncStatus,
+  TableSize,
 } from "@loops-sync/status";
 import { Command, Option } from "commander";
 import { CliError, EXIT } from "../cli-error.ts";
 import { parseSeconds } from "../flags.ts";
 import { JSON_FLAG_HELP, printJson } from "../output.ts";
-import { openRuntime } from "../runtime.ts";
 
 /** Work waiting longer than this (seconds) makes `status` exit 1, unless --max-lag says otherwise. */
 export const DEFAULT_MAX_LAG_SECONDS = 300;
@@ -56,7 +52,7 @@ function printChangeFeed(feed: SyncStatus["changeFeed"], now: number): void {
 /** More merchants than this: the table shows the most behind, and says how many it left out. */
 const TABLE_ROWS = 50;
 
-function printStatus(whole: SyncStatus): void {
+function printStatus(whole: SyncStatus, pageMerchants: typeof PageMerchants): void {
   const now = Date.parse(whole.generatedAt);
   const many = whole.merchants.length > TABLE_ROWS;
   const status = many ? pageMerchants(whole, { sort: "lag", limit: TABLE_ROWS }) : whole;
@@ -169,6 +165,11 @@ export function createStatusCommand(): Command {
         .default(DEFAULT_MAX_LAG_SECONDS),
     )
     .action(async (options: { json?: boolean; maxLag: number }) => {
+      // Loaded here, not above: `--help` and a usage error need none of it.
+      const { needsAttention, pageMerchants, readSyncStatus, readTableSizes } = await import(
+        "@loops-sync/status"
+      );
+      const { openRuntime } = await import("../runtime.ts");
       const runtime = await openRuntime({ name: "status", poolSize: 2 });
       try {
         const status = await readSyncStatus(runtime.sql);
@@ -176,7 +177,7 @@ export function createStatusCommand(): Command {
         const attention = needsAttention(status, options.maxLag);
         if (options.json) printJson({ ...status, tables, attention });
         else {
-          printStatus(status);
+          printStatus(status, pageMerchants);
           printTables(tables, attention);
         }
         if (attention.length > 0) {

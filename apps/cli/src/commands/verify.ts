@@ -1,13 +1,15 @@
-import { describeDifference, type VerifyResult, verifyReplica } from "@loops-sync/catchup";
+import type { describeDifference as DescribeDifference, VerifyResult } from "@loops-sync/catchup";
 import { Command, Option } from "commander";
 import { CliError, EXIT } from "../cli-error.ts";
-import { API_VARIABLES, createLoopsClientFromEnv } from "../clients.ts";
 import { parseMerchantId } from "../flags.ts";
 import { JSON_FLAG_HELP, printJson, throwIfRefused } from "../output.ts";
-import { openRuntime } from "../runtime.ts";
 import { abortOnSignal, createRunProgress, quietLogger } from "./catchup.ts";
 
-function printVerify(result: VerifyResult, repair: boolean): void {
+function printVerify(
+  result: VerifyResult,
+  repair: boolean,
+  describeDifference: typeof DescribeDifference,
+): void {
   for (const d of result.differences) console.log(describeDifference(d));
   for (const m of result.merchants) {
     console.log(
@@ -33,6 +35,9 @@ export function createVerifyCommand(): Command {
     .addOption(new Option("--repair", "fix each difference with the upstream copy (version-gated)"))
     .addOption(new Option("--json", JSON_FLAG_HELP))
     .action(async (options: { merchant?: string; repair?: boolean; json?: boolean }) => {
+      const { describeDifference, verifyReplica } = await import("@loops-sync/catchup");
+      const { API_VARIABLES, createLoopsClientFromEnv } = await import("../clients.ts");
+      const { openRuntime } = await import("../runtime.ts");
       const runtime = await openRuntime({ name: "verify", require: API_VARIABLES, tracing: true });
       const progress = createRunProgress("orders");
       const abort = abortOnSignal();
@@ -52,7 +57,7 @@ export function createVerifyCommand(): Command {
         });
         progress.stop();
         if (options.json) printJson(result);
-        else printVerify(result, options.repair ?? false);
+        else printVerify(result, options.repair ?? false, describeDifference);
         throwIfRefused("verify", result.merchants);
         if (result.remaining > 0) {
           throw new CliError(

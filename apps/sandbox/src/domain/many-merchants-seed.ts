@@ -1,7 +1,7 @@
 import { defaultSeed, parseSeed, type SandboxSeed } from "./seed.ts";
+import { MAX_GENERATED_MERCHANTS } from "./seed-constants.ts";
 
-/** Most merchants a generated seed may hold (ids have five digits). */
-export const MAX_GENERATED_MERCHANTS = 99_999;
+export { MAX_GENERATED_MERCHANTS };
 
 /**
  * The demo applications and channels with `count` generated merchants (`mer_t00001` …), one brand and one

@@ -9,8 +9,7 @@ export const DEFAULT_SANDBOX_CREDENTIALS = {
   applicationId: "app_loops_sync",
 } as const;
 
-/** The demo webhook signing secret (base64 of "sandbox-webhook-secret-001"). */
-export const DEFAULT_WEBHOOK_SECRET = "whsec_c2FuZGJveC13ZWJob29rLXNlY3JldC0wMDE=";
+export { DEFAULT_WEBHOOK_SECRET } from "./seed-constants.ts";
 
 /** Every scope the sandbox knows; the three the spec names plus the ones it leaves unnamed. */
 export const ALL_SCOPES = [
