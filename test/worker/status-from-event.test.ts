@@ -148,18 +148,23 @@ describe("worker: a confirmation that finds a difference", () => {
   });
 });
 
+/** Two new orders of one merchant, stored in one inbox transaction (one NOTIFY: one batch claims both). */
+async function twoNewOrders() {
+  const orders = [
+    h.sandbox.createOrder({ merchantId: MERCHANT }),
+    h.sandbox.createOrder({ merchantId: MERCHANT }),
+  ];
+  const ours = new Set(orders.map((o) => o.id));
+  const ids = await h.ingest((e) => ours.has(e.data.order_id as string));
+  await waitFor(() => settled(h.db, ids), { what: "both orders applied" });
+  return orders;
+}
+
 describe("worker: several orders to fetch are read from one list page", () => {
   it("reads two new orders of a merchant with one GET /orders?updated_since= and no single reads", async () => {
     const fetches = h.calls(ORDER_FETCH);
     const lists = h.calls(ORDER_LIST);
-    const orders = [
-      h.sandbox.createOrder({ merchantId: MERCHANT }),
-      h.sandbox.createOrder({ merchantId: MERCHANT }),
-    ];
-    const ours = new Set(orders.map((o) => o.id));
-    // One inbox transaction and one NOTIFY: one batch claims both.
-    const ids = await h.ingest((e) => ours.has(e.data.order_id as string));
-    await waitFor(() => settled(h.db, ids), { what: "both orders applied" });
+    const orders = await twoNewOrders();
     expect(h.calls(ORDER_FETCH)).toBe(fetches);
     expect(h.calls(ORDER_LIST)).toBe(lists + 1);
     for (const order of orders) {
@@ -170,16 +175,6 @@ describe("worker: several orders to fetch are read from one list page", () => {
 });
 
 describe("worker: list pages only while the request budget is busy (maxRps given, as the CLI does)", () => {
-  async function twoNewOrders() {
-    const orders = [
-      h.sandbox.createOrder({ merchantId: MERCHANT }),
-      h.sandbox.createOrder({ merchantId: MERCHANT }),
-    ];
-    const ours = new Set(orders.map((o) => o.id));
-    const ids = await h.ingest((e) => ours.has(e.data.order_id as string));
-    await waitFor(() => settled(h.db, ids), { what: "both orders applied" });
-  }
-
   it("reads each order alone while the budget is free, and one list page while it is busy", async () => {
     await restartWorker({ maxRps: 20 });
     try {
