@@ -16,6 +16,8 @@ export interface SandboxStatsSnapshot {
     slow: number;
     token_expired_early: number;
   };
+  /** Slowed answers waiting now: a hang-up or the answer's time ends each wait. */
+  slowAnswersWaiting: number;
   eventsEmitted: number;
   webhookAttempts: number;
   webhooksDelivered: number;
@@ -30,6 +32,7 @@ const empty = (): SandboxStatsSnapshot => ({
   busiestSecond: 0,
   apiCalls: {},
   apiFaults: { rate_limited: 0, server_error: 0, reset: 0, slow: 0, token_expired_early: 0 },
+  slowAnswersWaiting: 0,
   eventsEmitted: 0,
   webhookAttempts: 0,
   webhooksDelivered: 0,

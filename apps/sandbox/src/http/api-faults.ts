@@ -16,9 +16,10 @@ export function routeLabel(method: string, path: string): string {
  * response's socket closing: `c.req.raw.signal` would make @hono/node-server build a whole fetch Request for
  * every slowed call, and the sandbox shares the service's CPU in the benchmarks (bench/results/).
  */
-async function slowAnswer(c: Context<ApiEnv>, ms: number): Promise<boolean> {
+async function slowAnswer(c: Context<ApiEnv>, ms: number, stats: SandboxStats): Promise<boolean> {
   const { outgoing } = c.env;
   if (outgoing.destroyed) return false;
+  stats.counters.slowAnswersWaiting++;
   return await new Promise<boolean>((resolve) => {
     const hungUp = () => {
       clearTimeout(timer);
@@ -29,6 +30,8 @@ async function slowAnswer(c: Context<ApiEnv>, ms: number): Promise<boolean> {
       resolve(true);
     }, ms);
     outgoing.once("close", hungUp);
+  }).finally(() => {
+    stats.counters.slowAnswersWaiting--;
   });
 }
 
@@ -66,7 +69,7 @@ export function apiFaults({
           detail: "the service is temporarily unavailable; retry with backoff",
         });
       case "slow":
-        if (!(await slowAnswer(c, fault.ms))) return c.body(null, 500);
+        if (!(await slowAnswer(c, fault.ms, stats))) return c.body(null, 500);
         break;
     }
     await next();
