@@ -1,4 +1,5 @@
 export { classifyUpstreamFailure, type UpstreamFailure } from "@loops-sync/replica";
+export { type EventRoute, routeEvent } from "./events/route-event.ts";
 export {
   type Claimed,
   claimDeliveries,
@@ -22,44 +23,43 @@ export {
   type ForwarderOptions,
   startForwarder,
 } from "./forwarding/start-forwarder.ts";
-export type { BatchRef, OrderBatchEvents, OrderBatchResult } from "./orders/batch-value.ts";
-export { createOrderApplier, type OrderApplier } from "./orders/order-applier.ts";
-export { orderJobKey } from "./orders/refresh-order-task.ts";
-export { resolveOrderEvents } from "./orders/resolve-order-events.ts";
-export { createPoolRegistry, type PoolRegistry } from "./pool-registry.ts";
-export { cutoffBefore } from "./prune-task.ts";
-export { absorbLostCompletions, createQueuePool, type QueuePool } from "./queue-pool.ts";
+export { createPoolRegistry, type PoolRegistry } from "./jobs/pool-registry.ts";
+export { absorbLostCompletions, createQueuePool, type QueuePool } from "./jobs/queue-pool.ts";
 export {
-  type MerchantReconcile,
-  reconcileMerchant,
-} from "./reconcile/reconcile-merchant.ts";
+  type CatchupJobOptions,
+  type PruneJobOptions,
+  type WorkerJobs,
+  workerJobs,
+} from "./jobs/worker-jobs.ts";
 export {
-  type MerchantReconcileResult,
-  type ReconcileRun,
-  type RunReconcileOptions,
-  runReconcile,
-} from "./reconcile/run-reconcile.ts";
-export { RECONCILE_PRIORITY, refreshResourcesTask } from "./refresh-resources-task.ts";
-export { type EventRoute, routeEvent } from "./route-event.ts";
-export { type RunningWorker, type StartWorkerOptions, startWorker } from "./start-worker.ts";
-export { type JobInput, type MenuInput, upsertJob, upsertMenu } from "./upsert-job.ts";
+  type ConnectionInput,
+  type MerchantInput,
+  upsertConnection,
+  upsertMerchant,
+} from "./merchants/upsert-merchant.ts";
+export { type JobInput, type MenuInput, upsertJob, upsertMenu } from "./mirror/upsert-job.ts";
 export {
   type ChannelConnectionInput,
   type ChannelInput,
   type LocationInput,
   replaceMerchantLocations,
   upsertChannels,
-} from "./upsert-locations.ts";
+} from "./mirror/upsert-locations.ts";
+export type { BatchRef, OrderBatchEvents, OrderBatchResult } from "./orders/batch-value.ts";
+export { createOrderApplier, type OrderApplier } from "./orders/order-applier.ts";
+export { orderJobKey } from "./orders/refresh-order-task.ts";
+export { resolveOrderEvents } from "./orders/resolve-order-events.ts";
+export { cutoffBefore } from "./prune-task.ts";
 export {
-  type ConnectionInput,
-  type MerchantInput,
-  upsertConnection,
-  upsertMerchant,
-} from "./upsert-merchant.ts";
+  type MerchantReconcile,
+  reconcileMerchant,
+} from "./reconcile/reconcile-merchant.ts";
+export { RECONCILE_PRIORITY, refreshResourcesTask } from "./reconcile/refresh-resources-task.ts";
 export {
-  type CatchupJobOptions,
-  type PruneJobOptions,
-  type WorkerJobs,
-  workerJobs,
-} from "./worker-jobs.ts";
+  type MerchantReconcileResult,
+  type ReconcileRun,
+  type RunReconcileOptions,
+  runReconcile,
+} from "./reconcile/run-reconcile.ts";
+export { type RunningWorker, type StartWorkerOptions, startWorker } from "./start-worker.ts";
 export { createWorkerMetrics, type WorkerMetrics } from "./worker-metrics.ts";
