@@ -7,7 +7,8 @@ import type { LoopsClient } from "@loops-sync/loops-client";
 import type { OrderInput } from "@loops-sync/replica";
 import { type Sandbox, startSandbox } from "@loops-sync/sandbox";
 import { type Database, kyselyOver } from "@loops-sync/schema";
-import { createOrderApplier, createWorkerMetrics } from "@loops-sync/worker";
+import { createWorkerMetrics } from "@loops-sync/worker";
+import { createOrderApplier } from "@loops-sync/worker/orders/order-applier";
 import type { Kysely } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {

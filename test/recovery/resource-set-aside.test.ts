@@ -4,7 +4,7 @@
 // once, and once the scope is granted a refresh reads the brands and clears the row.
 
 import { ALL_SCOPES, defaultSeed, type Sandbox, startSandbox } from "@loops-sync/sandbox";
-import { reconcileMerchant } from "@loops-sync/worker";
+import { reconcileMerchant } from "@loops-sync/worker/reconcile/reconcile-merchant";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loopsApiEnv } from "#testkit/processes";
 import { waitFor } from "#testkit/wait-for";

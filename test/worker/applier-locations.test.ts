@@ -1,5 +1,6 @@
 import { createLogger } from "@loops-sync/config";
-import { createOrderApplier, createWorkerMetrics } from "@loops-sync/worker";
+import { createWorkerMetrics } from "@loops-sync/worker";
+import { createOrderApplier } from "@loops-sync/worker/orders/order-applier";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 import { makeOrder } from "../support/make-order.ts";

@@ -4,12 +4,12 @@ import { connect } from "@loops-sync/db";
 import type { HttpFetch } from "@loops-sync/loops-client";
 import { revokeMerchant } from "@loops-sync/replica";
 import {
-  createOrderApplier,
   createWorkerMetrics,
   type OrderBatchEvents,
   type RunningWorker,
   type StartWorkerOptions,
 } from "@loops-sync/worker";
+import { createOrderApplier } from "@loops-sync/worker/orders/order-applier";
 import { afterEach, describe, expect, it } from "vitest";
 import { waitFor } from "#testkit/wait-for";
 import { makeOrder } from "../support/make-order.ts";

@@ -4,7 +4,7 @@
 
 import { Writable } from "node:stream";
 import { createLogger } from "@loops-sync/config";
-import { absorbLostCompletions, createQueuePool, type QueuePool } from "@loops-sync/worker";
+import { absorbLostCompletions, createQueuePool, type QueuePool } from "@loops-sync/worker/jobs/queue-pool";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "#testkit/wait-for";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";

@@ -1,7 +1,11 @@
 // The reconcile's run over every merchant is recorded like catch-up's: one row in sync.scheduled_ticks, counted
 // by each merchant's job, ended by the last; its jobs come after every other due job; a run still going when the
 // next starts is an overrun.
-import { createWorkerMetrics, RECONCILE_PRIORITY, refreshResourcesTask } from "@loops-sync/worker";
+import { createWorkerMetrics } from "@loops-sync/worker";
+import {
+  RECONCILE_PRIORITY,
+  refreshResourcesTask,
+} from "@loops-sync/worker/reconcile/refresh-resources-task";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "#testkit/wait-for";
 import { createHarness, type Harness } from "../support/worker-harness.ts";

@@ -1,4 +1,5 @@
-import { replaceMerchantLocations, upsertJob, upsertMenu } from "@loops-sync/worker";
+import { upsertJob, upsertMenu } from "@loops-sync/worker/mirror/upsert-job";
+import { replaceMerchantLocations } from "@loops-sync/worker/mirror/upsert-locations";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 

@@ -39,3 +39,20 @@ describe("workspace package.json files", () => {
     expect(missing).toEqual([]);
   });
 });
+
+// A subpath beyond "." offers one module, for the tests that drive it (`@loops-sync/worker/orders/order-applier`):
+// its name is that file's path under src/, so an import says which file it reaches.
+describe("subpath exports", () => {
+  it("name the file under src/ they point at", async () => {
+    const offenders: string[] = [];
+    for (const manifest of await manifests()) {
+      const json = JSON.parse(await readFile(path.join(root, manifest), "utf8")) as { exports?: unknown };
+      if (!json.exports || typeof json.exports !== "object") continue;
+      for (const [subpath, target] of Object.entries(json.exports)) {
+        if (subpath === "." || !subpath.startsWith("./") || typeof target !== "string") continue;
+        if (target !== `./src/${subpath.slice(2)}.ts`) offenders.push(`${manifest}: ${subpath} → ${target}`);
+      }
+    }
+    expect(offenders).toEqual([]);
+  });
+});

@@ -1,65 +1,33 @@
-export { classifyUpstreamFailure, type UpstreamFailure } from "@loops-sync/replica";
+// For `loops-sync forward retry` and `forward recover`: two of the forwarder's delivery transitions.
 export {
-  type Claimed,
-  claimDeliveries,
-  FORWARD_CHANNEL,
   type RecoverRefusal,
   type RecoverResult,
   type RetryResult,
   recoverDeliveries,
   retryDeliveries,
-  settleDeliveries,
 } from "./forwarding/delivery-transitions.ts";
-export { createForwardMetrics, type ForwardMetrics } from "./forwarding/forward-metrics.ts";
-export { FORWARD_HEARTBEAT_MS } from "./forwarding/forwarder-heartbeat.ts";
-export { parseRetryAfterMs } from "./forwarding/parse-retry-after.ts";
-export { retryDelayMs } from "./forwarding/retry-delay.ts";
-export { scanChanges, startForwarding } from "./forwarding/scan-changes.ts";
-export { changeWebhookId, sendChange } from "./forwarding/send-change.ts";
+// For `loops-sync doctor`'s forwarding check, which sends one signed test change.
+export { sendChange } from "./forwarding/send-change.ts";
 export {
-  describeEndpoint,
   type Forwarder,
   type ForwarderOptions,
   startForwarder,
 } from "./forwarding/start-forwarder.ts";
-export type { BatchRef, OrderBatchEvents, OrderBatchResult } from "./orders/batch-value.ts";
-export { createOrderApplier, type OrderApplier } from "./orders/order-applier.ts";
-export { orderJobKey } from "./orders/refresh-order-task.ts";
-export { resolveOrderEvents } from "./orders/resolve-order-events.ts";
-export { createPoolRegistry, type PoolRegistry } from "./pool-registry.ts";
-export { cutoffBefore } from "./prune-task.ts";
-export { absorbLostCompletions, createQueuePool, type QueuePool } from "./queue-pool.ts";
 export {
-  type MerchantReconcile,
-  reconcileMerchant,
-} from "./reconcile/reconcile-merchant.ts";
+  type CatchupJobOptions,
+  type PruneJobOptions,
+  type WorkerJobs,
+  workerJobs,
+} from "./jobs/worker-jobs.ts";
+export type { BatchRef, OrderBatchEvents, OrderBatchResult } from "./orders/batch-value.ts";
+// For bench/apply-batch-probe.ts, which times one order's write with its events resolved.
+export { resolveOrderEvents } from "./orders/resolve-order-events.ts";
+export { cutoffBefore } from "./prune-task.ts";
 export {
   type MerchantReconcileResult,
   type ReconcileRun,
   type RunReconcileOptions,
   runReconcile,
 } from "./reconcile/run-reconcile.ts";
-export { RECONCILE_PRIORITY, refreshResourcesTask } from "./refresh-resources-task.ts";
-export { type EventRoute, routeEvent } from "./route-event.ts";
 export { type RunningWorker, type StartWorkerOptions, startWorker } from "./start-worker.ts";
-export { type JobInput, type MenuInput, upsertJob, upsertMenu } from "./upsert-job.ts";
-export {
-  type ChannelConnectionInput,
-  type ChannelInput,
-  type LocationInput,
-  replaceMerchantLocations,
-  upsertChannels,
-} from "./upsert-locations.ts";
-export {
-  type ConnectionInput,
-  type MerchantInput,
-  upsertConnection,
-  upsertMerchant,
-} from "./upsert-merchant.ts";
-export {
-  type CatchupJobOptions,
-  type PruneJobOptions,
-  type WorkerJobs,
-  workerJobs,
-} from "./worker-jobs.ts";
 export { createWorkerMetrics, type WorkerMetrics } from "./worker-metrics.ts";

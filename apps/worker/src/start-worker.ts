@@ -13,17 +13,17 @@ import type { WorkerEvents } from "graphile-worker";
 import type { Registry } from "prom-client";
 import { createForwardMetrics } from "./forwarding/forward-metrics.ts";
 import { type Forwarder, type ForwarderOptions, startForwarder } from "./forwarding/start-forwarder.ts";
-import { graphileLogger } from "./graphile-logger.ts";
+import { graphileLogger } from "./jobs/graphile-logger.ts";
+import { createPoolRegistry } from "./jobs/pool-registry.ts";
+import { absorbLostCompletions, createQueuePool } from "./jobs/queue-pool.ts";
+import { startSupervisedRunner } from "./jobs/supervised-runner.ts";
+import { type CatchupJobOptions, type PruneJobOptions, workerJobs } from "./jobs/worker-jobs.ts";
 import type { OrderBatchEvents } from "./orders/batch-value.ts";
 import { startBudgetPressure } from "./orders/budget-pressure.ts";
 import { startOrderConfirmer } from "./orders/order-confirmer.ts";
 import { startOrderScheduler } from "./orders/order-scheduler.ts";
-import { startPauseProber } from "./pause-prober.ts";
-import { createPoolRegistry } from "./pool-registry.ts";
-import { absorbLostCompletions, createQueuePool } from "./queue-pool.ts";
-import { startSupervisedRunner } from "./supervised-runner.ts";
+import { startPauseProber } from "./upstream/pause-prober.ts";
 import type { WorkerContext } from "./worker-context.ts";
-import { type CatchupJobOptions, type PruneJobOptions, workerJobs } from "./worker-jobs.ts";
 import { createWorkerMetrics } from "./worker-metrics.ts";
 
 export interface StartWorkerOptions {
@@ -85,9 +85,9 @@ export interface StartWorkerOptions {
    * instead of failing them. Default: 60 s.
    */
   databaseGraceSeconds?: number;
-  /** Catch up from the event log on CATCHUP_CRON, and once at start (worker-jobs.ts). Default: off. */
+  /** Catch up from the event log on CATCHUP_CRON, and once at start (jobs/worker-jobs.ts). Default: off. */
   catchup?: CatchupJobOptions;
-  /** Prune finished rows daily, as `loops-sync prune` does (worker-jobs.ts). Default: off. */
+  /** Prune finished rows daily, as `loops-sync prune` does (jobs/worker-jobs.ts). Default: off. */
   prune?: PruneJobOptions;
   /** Forward every change to the partner's endpoint (FORWARD_URL, …). Default: off. */
   forward?: Omit<ForwarderOptions, "sql" | "logger" | "registry">;
@@ -178,7 +178,7 @@ export async function startWorker({
 
   // Our own pg pool for graphile-worker, so an idle connection dropped by a Postgres restart is logged
   // (and replaced on next use) instead of crashing the process, and stop() can wait for it to close.
-  // It also rides out a Postgres outage (see queue-pool.ts).
+  // It also rides out a Postgres outage (see jobs/queue-pool.ts).
   const pgPool = createQueuePool({
     connectionString: databaseUrl,
     max: concurrency + 2,
@@ -199,7 +199,7 @@ export async function startWorker({
     stoppedBecause = `the job runner stopped${error ? `: ${(error as Error).message ?? error}` : ""}`;
     logger.error({ reason: stoppedBecause }, "worker runner stopped; this process takes no more jobs");
   };
-  // A run whose claim of a job lost its answer is replaced by a new one (supervised-runner.ts).
+  // A run whose claim of a job lost its answer is replaced by a new one (jobs/supervised-runner.ts).
   const runner = await startSupervisedRunner({
     options: {
       pgPool,

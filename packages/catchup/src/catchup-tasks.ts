@@ -34,7 +34,7 @@ const QUEUE = "catchup_ticks";
 const MAX_ATTEMPTS = 3;
 
 /**
- * The graphile-worker task `catchup`, for the worker's jobs (apps/worker/src/worker-jobs.ts). It throws when a merchant's run
+ * The graphile-worker task `catchup`, for the worker's jobs (apps/worker/src/jobs/worker-jobs.ts). It throws when a merchant's run
  * failed, so the failure is visible in the queue (and retried); the cursor keeps the progress made.
  */
 export function catchupTasks({
@@ -94,7 +94,7 @@ export function catchupTasks({
 
 /**
  * The crontab line (graphile-worker syntax) running `catchup` on `cron` (CATCHUP_CRON), for
- * the worker's crontab (worker-jobs.ts). Default: every 5 minutes.
+ * the worker's crontab (apps/worker/src/jobs/worker-jobs.ts). Default: every 5 minutes.
  */
 export function catchupCrontab(cron = "*/5 * * * *"): string {
   if (cron.trim().split(/\s+/).length !== 5) {

@@ -2,7 +2,7 @@ import { settleOrderEvents } from "@loops-sync/db";
 import { LoopsError } from "@loops-sync/loops-client";
 import { applyOrderIfNewer, orderChanges, recordChanges } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
-import { parseIds, upstreamTask } from "../upstream-task.ts";
+import { parseIds, upstreamTask } from "../upstream/upstream-task.ts";
 import type { WorkerContext } from "../worker-context.ts";
 import { fetchOrder } from "./fetch-order.ts";
 import { resolveOrderEvents } from "./resolve-order-events.ts";

@@ -1,9 +1,9 @@
 import { tickItemDone } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
-import { RECONCILE_TICK } from "../refresh-resources-task.ts";
-import { parseIds, upstreamTask } from "../upstream-task.ts";
+import { parseIds, upstreamTask } from "../upstream/upstream-task.ts";
 import type { WorkerContext } from "../worker-context.ts";
 import { reconcileMerchant } from "./reconcile-merchant.ts";
+import { RECONCILE_TICK } from "./refresh-resources-task.ts";
 
 /**
  * reconcile_merchant (fanned out at start and on RECONCILE_CRON, and after a merchant is confirmed): every

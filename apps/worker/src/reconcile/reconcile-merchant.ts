@@ -13,12 +13,12 @@ import {
   recordChanges,
   revokeMerchant,
 } from "@loops-sync/replica";
+import { readConnection, readMerchant } from "../merchants/read-merchant.ts";
+import { upsertConnection, upsertMerchant } from "../merchants/upsert-merchant.ts";
 import { invalidResponse, readMenu } from "../mirror/read-menu.ts";
-import { readConnection, readMerchant } from "../mirror/read-merchant.ts";
-import { listMerchantLocations } from "../refresh-locations-task.ts";
-import { openSetAsideGate } from "../set-aside-gate.ts";
-import { replaceMerchantLocations } from "../upsert-locations.ts";
-import { upsertConnection, upsertMerchant } from "../upsert-merchant.ts";
+import { listMerchantLocations } from "../mirror/refresh-locations-task.ts";
+import { replaceMerchantLocations } from "../mirror/upsert-locations.ts";
+import { openSetAsideGate } from "../upstream/set-aside-gate.ts";
 import { countingApi } from "./counting-api.ts";
 
 /** Upper bound on pages of GET /brands, so a misbehaving cursor cannot loop forever. */
@@ -54,7 +54,7 @@ export interface ReconcileOptions extends CallOptions {
  * equal to the mirror writes nothing. Calls: 2 + L/100 + L + B/100 + B + J (L locations, B brands, J jobs
  * in progress or ours not yet mirrored, at most 100; pages of 100 rounded up). An extra resource (the
  * merchant, locations, brands, menus, jobs) whose scope Loops refuses is set aside and skipped
- * (set-aside-gate.ts), and the run goes on: only the hot path's refusals (the connection) end it.
+ * (upstream/set-aside-gate.ts), and the run goes on: only the hot path's refusals (the connection) end it.
  */
 export async function reconcileMerchant(
   sql: Sql,

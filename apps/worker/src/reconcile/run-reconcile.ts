@@ -7,8 +7,8 @@ import {
   recordChanges,
   revokeMerchantAndRecord,
 } from "@loops-sync/replica";
-import { openSetAsideGate } from "../set-aside-gate.ts";
-import { upsertChannels } from "../upsert-locations.ts";
+import { upsertChannels } from "../mirror/upsert-locations.ts";
+import { openSetAsideGate } from "../upstream/set-aside-gate.ts";
 import { reconcileMerchant } from "./reconcile-merchant.ts";
 
 const RESOURCES = [

@@ -1,6 +1,6 @@
 import { enqueueJob, startScheduledTick } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
-import type { WorkerContext } from "./worker-context.ts";
+import type { WorkerContext } from "../worker-context.ts";
 
 /**
  * The reconcile's jobs come after every other job that is due: an event's refresh never waits behind

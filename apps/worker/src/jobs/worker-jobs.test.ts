@@ -1,6 +1,6 @@
 import { createLogger } from "@loops-sync/config";
 import { describe, expect, it } from "vitest";
-import type { WorkerContext } from "./worker-context.ts";
+import type { WorkerContext } from "../worker-context.ts";
 import { workerJobs } from "./worker-jobs.ts";
 
 // Building the list calls no task, so a context with no pool or client behind it is enough.

@@ -1,6 +1,6 @@
 import type { CallOptions, SyncMerchantApi } from "@loops-sync/loops-client";
-import type { ConnectionInput, MerchantInput } from "../upsert-merchant.ts";
-import { invalidResponse } from "./read-menu.ts";
+import { invalidResponse } from "../mirror/read-menu.ts";
+import type { ConnectionInput, MerchantInput } from "./upsert-merchant.ts";
 
 function checkResource<T>(value: unknown, what: string, fields: string[]): T {
   const v = value as Record<string, unknown> | null;

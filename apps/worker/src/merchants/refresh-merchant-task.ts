@@ -1,11 +1,11 @@
 import { causedBy, recordChanges, revokeMerchant } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
-import { readConnection, readMerchant } from "./mirror/read-merchant.ts";
-import { openSetAsideGate } from "./set-aside-gate.ts";
-import { settleRoutedEvents } from "./settle-events.ts";
+import { settleRoutedEvents } from "../events/settle-events.ts";
+import { openSetAsideGate } from "../upstream/set-aside-gate.ts";
+import { parseIds, upstreamTask } from "../upstream/upstream-task.ts";
+import type { WorkerContext } from "../worker-context.ts";
+import { readConnection, readMerchant } from "./read-merchant.ts";
 import { upsertConnection, upsertMerchant } from "./upsert-merchant.ts";
-import { parseIds, upstreamTask } from "./upstream-task.ts";
-import type { WorkerContext } from "./worker-context.ts";
 
 /**
  * refresh_merchant (business_profile.*, merchant.*, connection.* events, and the periodic refresh):

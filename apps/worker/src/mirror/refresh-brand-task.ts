@@ -1,10 +1,10 @@
 import { applyBrands, applyMenuIfNewer, causedBy, recordChanges } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
-import { readBrand, readMenu } from "./mirror/read-menu.ts";
-import { openSetAsideGate, SET_ASIDE_OUTCOME } from "./set-aside-gate.ts";
-import { settleRoutedEvents } from "./settle-events.ts";
-import { parseIds, upstreamTask } from "./upstream-task.ts";
-import type { WorkerContext } from "./worker-context.ts";
+import { settleRoutedEvents } from "../events/settle-events.ts";
+import { openSetAsideGate, SET_ASIDE_OUTCOME } from "../upstream/set-aside-gate.ts";
+import { parseIds, upstreamTask } from "../upstream/upstream-task.ts";
+import type { WorkerContext } from "../worker-context.ts";
+import { readBrand, readMenu } from "./read-menu.ts";
 
 /**
  * refresh_brand (brand.* and menu.* events): GET /brands/{id} and GET /brands/{id}/menu, stored in one

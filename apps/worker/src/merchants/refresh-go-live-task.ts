@@ -1,13 +1,13 @@
 import { causedBy, recordChanges, revokeMerchant } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
-import { readConnection, readMerchant } from "./mirror/read-merchant.ts";
-import { listMerchantLocations } from "./refresh-locations-task.ts";
-import { openSetAsideGate } from "./set-aside-gate.ts";
-import { settleRoutedEvents } from "./settle-events.ts";
-import { replaceMerchantLocations } from "./upsert-locations.ts";
+import { settleRoutedEvents } from "../events/settle-events.ts";
+import { listMerchantLocations } from "../mirror/refresh-locations-task.ts";
+import { replaceMerchantLocations } from "../mirror/upsert-locations.ts";
+import { openSetAsideGate } from "../upstream/set-aside-gate.ts";
+import { parseIds, upstreamTask } from "../upstream/upstream-task.ts";
+import type { WorkerContext } from "../worker-context.ts";
+import { readConnection, readMerchant } from "./read-merchant.ts";
 import { upsertConnection, upsertMerchant } from "./upsert-merchant.ts";
-import { parseIds, upstreamTask } from "./upstream-task.ts";
-import type { WorkerContext } from "./worker-context.ts";
 
 /**
  * refresh_go_live (business_profile.approved): the merchant, its connection, its locations and their channel

@@ -9,8 +9,8 @@ import {
   revokeMerchantAndRecord,
 } from "@loops-sync/replica";
 import type { JobHelpers, Task } from "graphile-worker";
+import type { WorkerContext } from "../worker-context.ts";
 import { recordSetAside, SET_ASIDE_OUTCOME } from "./set-aside-gate.ts";
-import type { WorkerContext } from "./worker-context.ts";
 
 /** A task that calls Loops for one merchant; `upstreamTask` wraps it in the etiquette every such task shares. */
 export interface UpstreamTaskSpec<K extends TaskName> {

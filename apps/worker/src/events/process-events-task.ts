@@ -15,9 +15,9 @@ import {
   revokeMerchant,
 } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
-import { type QueuedOrder, queueOrders } from "./orders/claim-orders.ts";
+import { type QueuedOrder, queueOrders } from "../orders/claim-orders.ts";
+import type { WorkerContext } from "../worker-context.ts";
 import { brandIdOf, jobIdOf, routeEvent } from "./route-event.ts";
-import type { WorkerContext } from "./worker-context.ts";
 
 interface StoredEvent {
   id: string;

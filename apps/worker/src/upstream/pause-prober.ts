@@ -5,7 +5,7 @@ import {
   probeRefused,
   type UpstreamPause,
 } from "@loops-sync/replica";
-import type { WorkerContext } from "./worker-context.ts";
+import type { WorkerContext } from "../worker-context.ts";
 
 export interface PauseProber {
   /** Stops looking for due probes and waits for a probe in flight. */

@@ -1,11 +1,11 @@
 import { LoopsError } from "@loops-sync/loops-client";
 import { causedBy, recordChanges } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
-import { openSetAsideGate, SET_ASIDE_OUTCOME } from "./set-aside-gate.ts";
-import { settleRoutedEvents } from "./settle-events.ts";
+import { settleRoutedEvents } from "../events/settle-events.ts";
+import { openSetAsideGate, SET_ASIDE_OUTCOME } from "../upstream/set-aside-gate.ts";
+import { parseIds, upstreamTask } from "../upstream/upstream-task.ts";
+import type { WorkerContext } from "../worker-context.ts";
 import { type JobInput, type MenuInput, upsertJob, upsertMenu } from "./upsert-job.ts";
-import { parseIds, upstreamTask } from "./upstream-task.ts";
-import type { WorkerContext } from "./worker-context.ts";
 
 function invalid(message: string): LoopsError {
   return new LoopsError({ kind: "bad_response", code: "invalid_response", message });

@@ -3,19 +3,19 @@ import type { Logger } from "@loops-sync/config";
 import type { TaskName } from "@loops-sync/db";
 import type { SyncApi } from "@loops-sync/loops-client";
 import type { Task, TaskList } from "graphile-worker";
-import { confirmMerchantTask } from "./confirm-merchant-task.ts";
-import { refreshOrderTask } from "./orders/refresh-order-task.ts";
-import { processEventsTask } from "./process-events-task.ts";
-import { PRUNE_CRONTAB, pruneTask } from "./prune-task.ts";
-import { reconcileMerchantTask } from "./reconcile/reconcile-merchant-task.ts";
-import { refreshBrandTask } from "./refresh-brand-task.ts";
-import { refreshGoLiveTask } from "./refresh-go-live-task.ts";
-import { refreshJobTask } from "./refresh-job-task.ts";
-import { refreshChannelsTask, refreshLocationsTask } from "./refresh-locations-task.ts";
-import { refreshMerchantTask } from "./refresh-merchant-task.ts";
-import { refreshResourcesTask } from "./refresh-resources-task.ts";
+import { processEventsTask } from "../events/process-events-task.ts";
+import { confirmMerchantTask } from "../merchants/confirm-merchant-task.ts";
+import { refreshGoLiveTask } from "../merchants/refresh-go-live-task.ts";
+import { refreshMerchantTask } from "../merchants/refresh-merchant-task.ts";
+import { refreshBrandTask } from "../mirror/refresh-brand-task.ts";
+import { refreshJobTask } from "../mirror/refresh-job-task.ts";
+import { refreshChannelsTask, refreshLocationsTask } from "../mirror/refresh-locations-task.ts";
+import { refreshOrderTask } from "../orders/refresh-order-task.ts";
+import { PRUNE_CRONTAB, pruneTask } from "../prune-task.ts";
+import { reconcileMerchantTask } from "../reconcile/reconcile-merchant-task.ts";
+import { refreshResourcesTask } from "../reconcile/refresh-resources-task.ts";
+import type { WorkerContext } from "../worker-context.ts";
 import { traceJobs } from "./trace-jobs.ts";
-import type { WorkerContext } from "./worker-context.ts";
 
 /** Catch-up from the event log, run by the worker (the `catchup` task of packages/catchup). */
 export interface CatchupJobOptions {

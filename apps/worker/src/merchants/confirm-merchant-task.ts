@@ -12,9 +12,9 @@ import {
   revokeMerchant,
 } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
+import { parseIds, upstreamTask } from "../upstream/upstream-task.ts";
+import type { WorkerContext } from "../worker-context.ts";
 import { type ConnectionInput, upsertConnection } from "./upsert-merchant.ts";
-import { parseIds, upstreamTask } from "./upstream-task.ts";
-import type { WorkerContext } from "./worker-context.ts";
 
 /**
  * Marks a merchant Loops does not know (404, or any other refusal of GET /connection) as `unknown`, with

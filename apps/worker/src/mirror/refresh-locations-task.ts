@@ -2,12 +2,12 @@ import type { CallOptions, SyncMerchantApi } from "@loops-sync/loops-client";
 import { LoopsError } from "@loops-sync/loops-client";
 import { causedBy, classifyUpstreamFailure, recordChanges } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
-import { openSetAsideGate, SET_ASIDE_OUTCOME } from "./set-aside-gate.ts";
-import { settleRoutedEvents } from "./settle-events.ts";
+import { settleRoutedEvents } from "../events/settle-events.ts";
+import { openSetAsideGate, SET_ASIDE_OUTCOME } from "../upstream/set-aside-gate.ts";
+import { parseIds, upstreamTask } from "../upstream/upstream-task.ts";
+import type { WorkerContext } from "../worker-context.ts";
 import type { ChannelConnectionInput, ChannelInput, LocationInput } from "./upsert-locations.ts";
 import { replaceMerchantLocations, upsertChannels } from "./upsert-locations.ts";
-import { parseIds, upstreamTask } from "./upstream-task.ts";
-import type { WorkerContext } from "./worker-context.ts";
 
 /** Upper bound on pages of GET /locations, so a misbehaving cursor cannot loop forever. */
 const MAX_PAGES = 1000;
