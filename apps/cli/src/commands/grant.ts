@@ -1,5 +1,5 @@
 import type { GrantableRights, GrantRoleRightsResult } from "@loops-sync/db";
-import { GRANTABLE_RIGHTS } from "@loops-sync/db/role-rights";
+import { GRANTABLE_RIGHTS } from "@loops-sync/db/roles/role-rights";
 import { Argument, Command, Option } from "commander";
 import { JSON_FLAG_HELP, printJson } from "../output.ts";
 
