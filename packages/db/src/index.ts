@@ -45,11 +45,9 @@ export { storedOutcome } from "./event-outcomes/stored-outcome.ts";
 export {
   type EventEnvelope,
   type EventSource,
-  ORDER_REFRESH_CHANNEL,
   type StoreEventsOptions,
   type StoreEventsResult,
   storeEventsAndEnqueue,
-  wakeOrderRefreshers,
 } from "./inbox.ts";
 export {
   MIGRATIONS_DIR,
@@ -60,6 +58,16 @@ export {
   readMigrations,
 } from "./migrate.ts";
 export { orderIdOf } from "./order-id-of.ts";
+export {
+  type Claimed,
+  type ClaimedEvent,
+  claimQueuedOrders,
+  type QueueClaim,
+} from "./order-queue/claim-queued-orders.ts";
+export { dropQueuedOrders } from "./order-queue/drop-queued-orders.ts";
+export { holdOrders } from "./order-queue/hold-orders.ts";
+export { ORDER_REFRESH_CHANNEL, type QueuedOrder } from "./order-queue/order-queue.ts";
+export { queueOrders } from "./order-queue/queue-orders.ts";
 export {
   isTransaction,
   type PipelinedWork,
