@@ -40,6 +40,7 @@ export {
 export type { MirrorChange } from "./mirror-change.ts";
 export { checkOrder, invalidOrder, type OrderInput } from "./order-input.ts";
 export {
+  CHANGES_CHANNEL,
   type ChangeInput,
   type ChangeResource,
   type ChangeSource,
