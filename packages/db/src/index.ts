@@ -77,12 +77,18 @@ export { planForCurrentSize } from "./plan-for-current-size.ts";
 export { type OpenPool, type PoolTracker, trackPools } from "./pool-tracker.ts";
 export { type PruneOptions, type PruneResult, pruneFinished } from "./prune.ts";
 export {
+  BUDGET_SLOT_MS,
+  BUDGET_SLOTS_PER_SECOND,
+  BUDGET_WINDOW_SLOTS,
+  budgetSlotCap,
+  budgetSlotInWindow,
+} from "./request-budget/budget-slots.ts";
+export {
   type RequestBudget,
-  type RequestBudgetGrant,
   type RequestBudgetOptions,
   readRequestBudget,
   requestBudget,
-} from "./request-budget.ts";
+} from "./request-budget/request-budget.ts";
 export {
   type GrantRoleRightsOptions,
   type GrantRoleRightsResult,
