@@ -60,6 +60,7 @@ export {
 } from "./resource-refusals.ts";
 export { runInLanes } from "./run-in-lanes.ts";
 export {
+  countUnfinishedRunOverrun,
   nextCronTick,
   type ScheduledTick,
   type StartTickOptions,
