@@ -1,5 +1,5 @@
 import type { Env, Logger } from "@loops-sync/config";
-import { connect, requestBudget } from "@loops-sync/db";
+import { budgetSlotCap, connect, requestBudget } from "@loops-sync/db";
 import { type HttpFetch, LoopsClient, SharedBudgetGate } from "@loops-sync/loops-client";
 
 export interface LoopsClientUse {
@@ -32,7 +32,7 @@ export function createLoopsClientFromEnv(
     take: budget.take,
     narrow: budget.narrow,
     // A batch bigger than a slot's share would only be dropped unspent.
-    maxBatch: Math.max(1, Math.ceil(env.LOOPS_MAX_RPS / 10)),
+    maxBatch: budgetSlotCap(env.LOOPS_MAX_RPS),
     onError: (error) =>
       logger?.warn({ err: error }, "could not reach the request budget in Postgres; retrying"),
   });

@@ -1,5 +1,7 @@
 import type { Sql, TransactionSql } from "./connect.ts";
 import { storedOutcome } from "./event-outcomes/stored-outcome.ts";
+import { wakeOrderRefreshers } from "./order-queue/order-queue.ts";
+import { queueInboxOrders } from "./order-queue/queue-orders.ts";
 import { PROCESS_EVENTS_MAX_ATTEMPTS, payloadField, taskName } from "./tasks.ts";
 
 /** An upstream event envelope (webhook body or GET /events item). Unknown fields are kept. */
@@ -16,29 +18,6 @@ export interface EventEnvelope {
 }
 
 export type EventSource = "webhook" | "catchup" | "cli";
-
-/**
- * The NOTIFY channel that says "orders were queued in sync.order_refresh" (the worker's order refresher
- * listens). The payload names the merchants, as a JSON array, so a refresher starts their batches without
- * reading the queue; an empty payload (too many merchants for one NOTIFY) means "read the queue".
- */
-export const ORDER_REFRESH_CHANNEL = "loops_sync_order_refresh";
-
-/** Longest merchant list sent in a NOTIFY payload (Postgres refuses payloads of 8,000 bytes and more). */
-const MAX_NOTIFY_PAYLOAD = 7000;
-
-/**
- * A CTE body that wakes the order refreshers for the rows of a CTE named `refreshing` (merchant_id) of the
- * same statement: one NOTIFY naming the distinct merchants, none when no row was queued. The NOTIFY is
- * delivered at commit.
- */
-export function wakeOrderRefreshers(sql: Sql | TransactionSql) {
-  return sql`
-    select pg_notify(${ORDER_REFRESH_CHANNEL},
-                     case when length(merchants) <= ${MAX_NOTIFY_PAYLOAD} then merchants else '' end)
-    from (select json_agg(distinct merchant_id)::text as merchants from refreshing) as named
-    where merchants is not null`;
-}
 
 export interface StoreEventsOptions {
   source: EventSource;
@@ -133,11 +112,7 @@ export async function storeEventsAndEnqueue(
       from stored s left join sync.merchants m on m.id = s.merchant_id
     ),
     -- Order events go straight to the order refresh queue (apps/worker/src/orders/), woken by NOTIFY.
-    refreshing as (
-      insert into sync.order_refresh (merchant_id, order_id, version, event_id)
-      select merchant_id, order_id, order_version, id from decided where queued
-      returning merchant_id
-    ),
+    refreshing as (${queueInboxOrders(sql)}),
     woken as (${wakeOrderRefreshers(sql)}),
     -- DO NOTHING takes no row lock on known merchants: concurrent batches never queue behind each other here.
     -- A merchant first named by a webhook is unconfirmed until GET /connection answers for it (the worker's

@@ -45,11 +45,9 @@ export { storedOutcome } from "./event-outcomes/stored-outcome.ts";
 export {
   type EventEnvelope,
   type EventSource,
-  ORDER_REFRESH_CHANNEL,
   type StoreEventsOptions,
   type StoreEventsResult,
   storeEventsAndEnqueue,
-  wakeOrderRefreshers,
 } from "./inbox.ts";
 export {
   MIGRATIONS_DIR,
@@ -61,6 +59,16 @@ export {
 } from "./migrate.ts";
 export { orderIdOf } from "./order-id-of.ts";
 export {
+  type Claimed,
+  type ClaimedEvent,
+  claimQueuedOrders,
+  type QueueClaim,
+} from "./order-queue/claim-queued-orders.ts";
+export { dropQueuedOrders } from "./order-queue/drop-queued-orders.ts";
+export { holdOrders } from "./order-queue/hold-orders.ts";
+export { ORDER_REFRESH_CHANNEL, type QueuedOrder } from "./order-queue/order-queue.ts";
+export { queueOrders } from "./order-queue/queue-orders.ts";
+export {
   isTransaction,
   type PipelinedWork,
   pipelinedTransaction,
@@ -69,12 +77,18 @@ export { planForCurrentSize } from "./plan-for-current-size.ts";
 export { type OpenPool, type PoolTracker, trackPools } from "./pool-tracker.ts";
 export { type PruneOptions, type PruneResult, pruneFinished } from "./prune.ts";
 export {
+  BUDGET_SLOT_MS,
+  BUDGET_SLOTS_PER_SECOND,
+  BUDGET_WINDOW_SLOTS,
+  budgetSlotCap,
+  budgetSlotInWindow,
+} from "./request-budget/budget-slots.ts";
+export {
   type RequestBudget,
-  type RequestBudgetGrant,
   type RequestBudgetOptions,
   readRequestBudget,
   requestBudget,
-} from "./request-budget.ts";
+} from "./request-budget/request-budget.ts";
 export {
   type GrantRoleRightsOptions,
   type GrantRoleRightsResult,

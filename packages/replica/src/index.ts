@@ -40,6 +40,7 @@ export {
 export type { MirrorChange } from "./mirror-change.ts";
 export { checkOrder, invalidOrder, type OrderInput } from "./order-input.ts";
 export {
+  CHANGES_CHANNEL,
   type ChangeInput,
   type ChangeResource,
   type ChangeSource,
@@ -59,6 +60,7 @@ export {
 } from "./resource-refusals.ts";
 export { runInLanes } from "./run-in-lanes.ts";
 export {
+  countUnfinishedRunOverrun,
   nextCronTick,
   type ScheduledTick,
   type StartTickOptions,

@@ -1,4 +1,4 @@
-import { type Sql, skipRevokedMerchantEvents, type TransactionSql } from "@loops-sync/db";
+import { dropQueuedOrders, type Sql, skipRevokedMerchantEvents, type TransactionSql } from "@loops-sync/db";
 import type { PauseCause } from "./classify-upstream-failure.ts";
 import { type ChangeInput, type ChangeSource, recordChanges } from "./record-changes.ts";
 
@@ -116,7 +116,7 @@ export async function revokeMerchant(
   if (!stale) {
     // The queue rows first: this waits for the merchant's running order batches, which may still need to
     // settle their events through the worker's order applier; locking those events first would hold it up.
-    await sql`delete from sync.order_refresh where merchant_id = ${merchantId}`;
+    await dropQueuedOrders(sql, merchantId);
     await sql`
       insert into sync.merchants as m (id, learned_from, status, revoked_at, connection_id)
       values (${merchantId}, 'webhook', 'revoked', now(), ${connectionId})

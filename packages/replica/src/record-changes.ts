@@ -1,21 +1,6 @@
 import type { TransactionSql } from "@loops-sync/db";
-import type { ChangeResource } from "@loops-sync/schema";
+import type { ChangeResource, ChangeSource } from "@loops-sync/schema";
 import type { ApplyOrderResult } from "./apply-orders-if-newer.ts";
-
-/**
- * How a change came: a webhook's event, catch-up's event log or list walk, a backfill, a repair, a reconcile;
- * `event`: applied from an order.status_changed payload without a call; `confirm`: a confirming fetch of such
- * a row found something a reader sees differ.
- */
-export type ChangeSource =
-  | "webhook"
-  | "catchup"
-  | "backfill"
-  | "repair"
-  | "reconcile"
-  | "cli"
-  | "event"
-  | "confirm";
 
 /** One committed change of a mirrored row, as `replica.changes` records it. */
 export interface ChangeInput {
@@ -33,8 +18,10 @@ export interface ChangeInput {
   eventId?: string | null;
 }
 
-/** What `replica.changes.resource` names (one list, in @loops-sync/schema). */
-export type { ChangeResource };
+/** The feed's NOTIFY channel (one name, in @loops-sync/schema), for the worker, which reads no schema. */
+export { CHANGES_CHANNEL } from "@loops-sync/schema";
+/** What `replica.changes.resource` names, and how a change came (one list each, in @loops-sync/schema). */
+export type { ChangeResource, ChangeSource };
 
 /** A change as the statement that wrote it knows it; the task that ran it adds the cause. */
 export type ResourceChange = Omit<ChangeInput, "source" | "eventId">;

@@ -104,3 +104,10 @@ export async function tickItemDone(sql: Sql, task: string): Promise<void> {
            overruns = overruns + (items_done + 1 >= items and coalesce(clock_timestamp() > deadline, false))::int
      where task = ${task} and finished_at is null`;
 }
+
+/** A new run starts while the last one is still going: that one counts as an overrun. */
+export async function countUnfinishedRunOverrun(sql: Sql, task: string): Promise<void> {
+  await sql`
+    update sync.scheduled_ticks set overruns = overruns + 1, last_overran = true
+    where task = ${task} and finished_at is null`;
+}

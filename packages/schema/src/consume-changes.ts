@@ -1,5 +1,6 @@
 import type postgres from "postgres";
-import { CHANGES_CHANNEL, doorbell, isTransient } from "./follow-changes.ts";
+import { CHANGES_CHANNEL } from "./change-feed.ts";
+import { doorbell, isTransient } from "./follow-changes.ts";
 import { CHANGE_COLUMNS, type Change, type ChangeRow, checkWhole, toChange } from "./read-changes.ts";
 
 /** The channel `replica.ack_changes` notifies after a commit that acknowledged changes (payload: the consumer). */

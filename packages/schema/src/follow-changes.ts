@@ -1,15 +1,6 @@
 import type postgres from "postgres";
-import {
-  type Change,
-  type ChangeResource,
-  checkWhole,
-  DEFAULT_CHANGES_LIMIT,
-  filterJson,
-  readChanges,
-} from "./read-changes.ts";
-
-/** The channel `replica.changes` notifies after each commit that added changes (payload: the top position). */
-export const CHANGES_CHANNEL = "loops_sync_changes";
+import { CHANGES_CHANNEL, type ChangeResource } from "./change-feed.ts";
+import { type Change, checkWhole, DEFAULT_CHANGES_LIMIT, filterJson, readChanges } from "./read-changes.ts";
 
 export interface FollowChangesOptions {
   /** Yield changes with a position above this; 0 follows from the oldest retained. */

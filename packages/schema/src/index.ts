@@ -1,11 +1,18 @@
 export {
+  CHANGE_RESOURCES,
+  CHANGE_SOURCES,
+  CHANGES_CHANNEL,
+  type ChangeResource,
+  type ChangeSource,
+} from "./change-feed.ts";
+export {
   type ChangeHandler,
   CONSUMER_ACKS_CHANNEL,
   type ConsumeChangesOptions,
   consumeChanges,
 } from "./consume-changes.ts";
 export type * from "./database.ts";
-export { CHANGES_CHANNEL, type FollowChangesOptions, followChanges } from "./follow-changes.ts";
+export { type FollowChangesOptions, followChanges } from "./follow-changes.ts";
 export {
   kyselyOver,
   POSTGRES_TYPES,
@@ -13,10 +20,8 @@ export {
   type PostgresJsHandle,
 } from "./postgres-js-dialect.ts";
 export {
-  CHANGE_RESOURCES,
   CHANGES_EXPIRED_SQLSTATE,
   type Change,
-  type ChangeResource,
   ChangesExpiredError,
   DEFAULT_CHANGES_LIMIT,
   type ReadChangesOptions,

@@ -1,20 +1,5 @@
+import { CHANGE_RESOURCES, type ChangeResource } from "./change-feed.ts";
 import type { PostgresJsHandle } from "./postgres-js-dialect.ts";
-
-/** What `replica.changes.resource` may name (the table's check constraint, migration 0011). */
-export const CHANGE_RESOURCES = [
-  "order",
-  "location",
-  "channel_connection",
-  "brand",
-  "menu",
-  "merchant",
-  "connection",
-  "job",
-  "channel",
-] as const;
-
-/** What `replica.changes.resource` names. */
-export type ChangeResource = (typeof CHANGE_RESOURCES)[number];
 
 /**
  * One committed change of a mirrored row: a row of `replica.read_changes`, with its column names. Positions

@@ -1,4 +1,4 @@
-import type { Sql, TransactionSql } from "@loops-sync/db";
+import { budgetSlotInWindow, type Sql, type TransactionSql } from "@loops-sync/db";
 import { iso } from "./read-merchant-statuses.ts";
 import type { RequestBudgetStatus, ScheduledTickStatus } from "./sync-status.ts";
 
@@ -41,7 +41,7 @@ export async function readScheduledTicks(sql: Sql | TransactionSql): Promise<Sch
 /** The shared request budget (LOOPS_MAX_RPS) as every process sees it. */
 export async function readRequestBudgetStatus(sql: Sql | TransactionSql): Promise<RequestBudgetStatus> {
   const [row] = await sql<{ granted: number; narrowed_rps: number | null; narrowed_until: Date | null }[]>`
-    select (case when slot > floor(extract(epoch from clock_timestamp()) * 20)::bigint - 24
+    select (case when ${budgetSlotInWindow(sql)}
                  then (select coalesce(sum(u), 0) from unnest(used) u) else 0 end)::int as granted,
            case when narrowed_until > now() then narrowed_rps end as narrowed_rps,
            case when narrowed_until > now() then narrowed_until end as narrowed_until

@@ -1,5 +1,5 @@
 import type { Change, ChangeResource } from "@loops-sync/schema";
-import { CHANGE_RESOURCES } from "@loops-sync/schema/read-changes";
+import { CHANGE_RESOURCES } from "@loops-sync/schema/change-feed";
 import { Command, InvalidArgumentError, Option } from "commander";
 import { CliError, EXIT } from "../cli-error.ts";
 import { parseCount, parseMerchantId } from "../flags.ts";

@@ -1,6 +1,6 @@
 import type { Sql } from "@loops-sync/db";
 import type { ChangeResource } from "@loops-sync/schema";
-import { CHANGE_RESOURCES } from "@loops-sync/schema/read-changes";
+import { CHANGE_RESOURCES } from "@loops-sync/schema/change-feed";
 import type { ConsumerStatus } from "@loops-sync/status";
 import { Command, InvalidArgumentError, Option } from "commander";
 import { CliError, EXIT } from "../cli-error.ts";

@@ -1,4 +1,4 @@
-import { CHANGE_RESOURCES } from "@loops-sync/schema/read-changes";
+import { CHANGE_RESOURCES } from "@loops-sync/schema/change-feed";
 import { Command, Option } from "commander";
 import { CliError, EXIT } from "../cli-error.ts";
 import { parseIsoDate } from "../flags.ts";

@@ -1,5 +1,7 @@
 import {
   type OrderEventsToSettle,
+  type QueuedOrder,
+  queueOrders,
   type SettledEvent,
   settleCoveredOrderEvents,
   settleEvents,
@@ -15,7 +17,6 @@ import {
   revokeMerchant,
 } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
-import { type QueuedOrder, queueOrders } from "../orders/claim-orders.ts";
 import type { WorkerContext } from "../worker-context.ts";
 import { brandIdOf, jobIdOf, routeEvent } from "./route-event.ts";
 

@@ -49,6 +49,8 @@ export interface Claimed {
   nextSlotMs: number | null;
 }
 
+// The body's CASE has one branch per resource of CHANGE_RESOURCES (@loops-sync/schema, the feed's one list):
+// test/workspace/change-feed-writers.test.ts holds it to that list.
 async function claim(
   sql: Sql | TransactionSql,
   { worker, limit, leaseMs }: { worker: string; limit: number; leaseMs: number },

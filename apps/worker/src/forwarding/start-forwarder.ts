@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { type Logger, version } from "@loops-sync/config";
 import type { Sql } from "@loops-sync/db";
+import { CHANGES_CHANNEL } from "@loops-sync/replica";
 import { decodeWebhookSecrets } from "@loops-sync/webhooks";
 import { Registry } from "prom-client";
 import { createAnswerBatch } from "./answer-batch.ts";
@@ -11,9 +12,6 @@ import { FORWARD_HEARTBEAT_MS, markForwarderGone, markForwarderSeen } from "./fo
 import { retryDelayMs } from "./retry-delay.ts";
 import { SCAN_BATCH, scanChanges, startForwarding } from "./scan-changes.ts";
 import { sendChange } from "./send-change.ts";
-
-/** The feed's NOTIFY channel (migration 0011): a commit added changes. */
-const CHANGES_CHANNEL = "loops_sync_changes";
 
 export interface ForwarderOptions {
   sql: Sql;

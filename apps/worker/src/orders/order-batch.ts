@@ -1,5 +1,5 @@
 import type { EventEmitter } from "node:events";
-import { planForCurrentSize, type TransactionSql } from "@loops-sync/db";
+import { holdOrders, planForCurrentSize, type TransactionSql } from "@loops-sync/db";
 import type { SyncMerchantApi } from "@loops-sync/loops-client";
 import {
   checkOrder,
@@ -14,7 +14,7 @@ import { withSpan } from "@loops-sync/tracing";
 import type { LimitFunction } from "p-limit";
 import type { WorkerContext } from "../worker-context.ts";
 import type { BatchRef, BatchValue, Fetched, OrderBatchEvents, OrderBatchResult } from "./batch-value.ts";
-import { type Claimed, type ClaimResult, holdOrders, needsFetch, ORDER_BATCH_ROWS } from "./claim-orders.ts";
+import { type Claimed, type ClaimResult, needsFetch, ORDER_BATCH_ROWS } from "./claim-orders.ts";
 import { fetchOrder } from "./fetch-order.ts";
 import { observeCommitted, observeStage } from "./observe-order-stage.ts";
 import type { OrderApplier } from "./order-applier.ts";

@@ -1,8 +1,8 @@
-import { settleOrderEvents, type TransactionSql } from "@loops-sync/db";
+import { queueOrders, settleOrderEvents, type TransactionSql } from "@loops-sync/db";
 import { enqueueJob } from "@loops-sync/replica";
 import type { WorkerContext } from "../worker-context.ts";
 import type { BatchValue } from "./batch-value.ts";
-import { type Claimed, queueOrders } from "./claim-orders.ts";
+import type { Claimed } from "./claim-orders.ts";
 import { orderJobKey } from "./refresh-order-task.ts";
 
 /** A transiently failed order is retried by its own refresh_order job after this pause. */

@@ -1,4 +1,4 @@
-import { enqueueJob, startScheduledTick } from "@loops-sync/replica";
+import { countUnfinishedRunOverrun, enqueueJob, startScheduledTick } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
 import type { WorkerContext } from "../worker-context.ts";
 
@@ -22,9 +22,7 @@ export const RECONCILE_TICK = "reconcile";
 export function refreshResourcesTask(ctx: WorkerContext, cron: string): Task {
   const { sql, metrics } = ctx;
   return async function refreshResources() {
-    await sql`
-      update sync.scheduled_ticks set overruns = overruns + 1, last_overran = true
-      where task = ${RECONCILE_TICK} and finished_at is null`;
+    await countUnfinishedRunOverrun(sql, RECONCILE_TICK);
     const merchants = await sql<{ id: string }[]>`
       select id from sync.merchants where status = 'active' order by id`;
     const tick = await startScheduledTick(sql, { task: RECONCILE_TICK, cron, items: merchants.length });

@@ -1,15 +1,10 @@
-import type { Sql } from "./connect.ts";
+import type { BudgetGrant } from "@loops-sync/loops-client";
+import type { Sql } from "../connect.ts";
+import { budgetSlotInWindow } from "./budget-slots.ts";
 
 export interface RequestBudgetOptions {
   /** Requests per second to Loops for the whole deployment (LOOPS_MAX_RPS); each process passes the same. */
   maxRps: number;
-}
-
-/** One answer of the shared budget (the shape `SharedBudgetGate` asks for). */
-export interface RequestBudgetGrant {
-  granted: number;
-  validMs: number;
-  waitMs: number;
 }
 
 /**
@@ -18,7 +13,7 @@ export interface RequestBudgetGrant {
  */
 export interface RequestBudget {
   /** Up to `want` tokens now, in one statement; `live` may use the share kept from background work. */
-  take(want: number, live: boolean): Promise<RequestBudgetGrant>;
+  take(want: number, live: boolean): Promise<BudgetGrant>;
   /** A 429: narrow the shared rate until `retryAfterSeconds` (default 1) has passed. */
   narrow(retryAfterSeconds: number | undefined): Promise<void>;
 }
@@ -50,7 +45,7 @@ export async function readRequestBudget(
            (select coalesce(sum(u), 0)::int from unnest(used) u) as granted
       from sync.request_budget
      where name = 'loops'
-       and slot > floor(extract(epoch from clock_timestamp()) * 20)::bigint - 24`;
+       and ${budgetSlotInWindow(sql)}`;
   return {
     rateInForce: row?.rate ?? maxRps,
     narrowedUntil: row?.narrowed_until ?? null,

@@ -1,0 +1,163 @@
+import { readdir, readFile, stat } from "node:fs/promises";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { REPO_ROOT, sourceFiles } from "../support/source-files.ts";
+
+/**
+ * The one folder that owns each table of `sync` and `replica` (docs/architecture.md, "Who owns which table"):
+ * its writes live there. A table written only by SQL functions of its migration is owned by the folder that
+ * calls them.
+ */
+const TABLE_OWNERS: Record<string, string> = {
+  "sync.events": "packages/db/src",
+  "sync.order_refresh": "packages/db/src/order-queue",
+  "sync.request_budget": "packages/db/src/request-budget",
+  "sync.role_grants": "packages/db/src/roles",
+  "sync.merchants": "packages/replica/src",
+  "sync.upstream_pauses": "packages/replica/src",
+  "sync.resource_refusals": "packages/replica/src",
+  "sync.scheduled_ticks": "packages/replica/src",
+  "sync.cursors": "packages/catchup/src",
+  "sync.backfills": "packages/catchup/src",
+  "sync.refused_events": "packages/catchup/src",
+  "sync.worker_pools": "apps/worker/src",
+  "sync.forward_deliveries": "apps/worker/src/forwarding",
+  "sync.forward_progress": "apps/worker/src/forwarding",
+  "sync.forward_rate": "apps/worker/src/forwarding",
+  "sync.feed_consumers": "packages/schema/src",
+  "sync.feed_consumer_leases": "packages/schema/src",
+  "replica.changes": "packages/replica/src",
+  "replica.change_feed_state": "packages/db/src",
+  "replica.orders": "packages/replica/src",
+  "replica.order_items": "packages/replica/src",
+  "replica.order_item_modifiers": "packages/replica/src",
+  "replica.order_status_history": "packages/replica/src",
+  "replica.brands": "packages/replica/src",
+  "replica.menus": "packages/replica/src",
+  "replica.menu_categories": "packages/replica/src",
+  "replica.menu_products": "packages/replica/src",
+  "replica.menu_product_variants": "packages/replica/src",
+  "replica.menu_product_modifier_groups": "packages/replica/src",
+  "replica.menu_modifier_groups": "packages/replica/src",
+  "replica.menu_modifier_options": "packages/replica/src",
+  "replica.jobs": "packages/replica/src",
+  "replica.job_results": "packages/replica/src",
+  "replica.connections": "packages/replica/src",
+  "replica.merchants": "apps/worker/src",
+  "replica.locations": "apps/worker/src",
+  "replica.channels": "apps/worker/src",
+  "replica.channel_connections": "apps/worker/src",
+};
+
+/** Writes outside the owner, each with why it is not in the owner (yet). Keep it short. */
+const ALLOWED: { table: string; file: string; why: string }[] = [
+  {
+    table: "sync.refused_events",
+    file: "packages/db/src/prune.ts",
+    why: "retention: prune deletes old ones",
+  },
+  {
+    table: "replica.changes",
+    file: "packages/db/src/prune-changes.ts",
+    why: "retention: prune deletes old changes",
+  },
+  {
+    table: "replica.orders",
+    file: "packages/catchup/src/repair-order.ts",
+    why: "verify --repair deletes an order upstream no longer has",
+  },
+  {
+    table: "replica.connections",
+    file: "apps/worker/src/merchants/upsert-merchant.ts",
+    why: "GET /connection is mirrored in the merchant refresh's one statement",
+  },
+  // The merchant's state is written wherever a step learns it; a merchant-state module is the next move.
+  {
+    table: "sync.merchants",
+    file: "packages/db/src/inbox.ts",
+    why: "the inbox's one statement learns new merchants",
+  },
+  {
+    table: "sync.merchants",
+    file: "packages/catchup/src/list-active-merchants.ts",
+    why: "catch-up learns merchants from GET /connections",
+  },
+  {
+    table: "sync.merchants",
+    file: "apps/worker/src/merchants/confirm-merchant-task.ts",
+    why: "confirm_merchant: unconfirmed → active or unknown",
+  },
+  {
+    table: "sync.merchants",
+    file: "apps/worker/src/events/process-events-task.ts",
+    why: "a reconnect reopens a revoked merchant",
+  },
+  {
+    table: "sync.merchants",
+    file: "apps/worker/src/reconcile/run-reconcile.ts",
+    why: "the reconcile learns merchants from GET /connections",
+  },
+  {
+    table: "sync.merchants",
+    file: "apps/worker/src/start-worker.ts",
+    why: "LOOPS_MERCHANT_IDS seeds merchants at start",
+  },
+  {
+    table: "sync.merchants",
+    file: "apps/worker/src/mirror/upsert-locations.ts",
+    why: "locations_listed_at, in the listing's statement",
+  },
+  {
+    table: "sync.merchants",
+    file: "apps/worker/src/merchants/upsert-merchant.ts",
+    why: "connection_id, in the merchant refresh's statement",
+  },
+];
+
+const WRITE = /\b(insert\s+into|update|delete\s+from)\s+((?:sync|replica)\.\w+)\b/gi;
+
+/** The tables the migrations create in `sync` and `replica`. */
+async function createdTables(): Promise<string[]> {
+  const tables = new Set<string>();
+  const dir = path.join(REPO_ROOT, "migrations");
+  for (const name of (await readdir(dir)).filter((n) => n.endsWith(".sql")))
+    for (const m of (await readFile(path.join(dir, name), "utf8")).matchAll(
+      /create\s+table\s+(?:if\s+not\s+exists\s+)?((?:sync|replica)\.\w+)/gi,
+    ))
+      tables.add(m[1]!.toLowerCase());
+  return [...tables].sort();
+}
+
+/** `table  file` for each write of a created table outside its owner's folder. */
+async function writesOutsideOwners(tables: readonly string[]): Promise<string[]> {
+  const found = new Set<string>();
+  for (const file of await sourceFiles({ tests: false })) {
+    const text = await readFile(path.join(REPO_ROOT, file), "utf8");
+    for (const m of text.matchAll(WRITE)) {
+      const table = m[2]!.toLowerCase();
+      const owner = TABLE_OWNERS[table];
+      if (!tables.includes(table) || !owner) continue;
+      if (!file.split(path.sep).join("/").startsWith(`${owner}/`))
+        found.add(`${table}  ${file.split(path.sep).join("/")}`);
+    }
+  }
+  return [...found].sort();
+}
+
+describe("every table of sync and replica has one owning folder", () => {
+  it("names an owner for each table the migrations create, and no other", async () => {
+    const tables = await createdTables();
+    expect(tables.length).toBeGreaterThan(30);
+    expect(Object.keys(TABLE_OWNERS).sort()).toEqual(tables);
+  });
+
+  it("names owners that are folders of the tree", async () => {
+    for (const owner of new Set(Object.values(TABLE_OWNERS)))
+      expect((await stat(path.join(REPO_ROOT, owner))).isDirectory(), owner).toBe(true);
+  });
+
+  it("finds writes outside the owners only where the allow-list says why", async () => {
+    const outside = await writesOutsideOwners(await createdTables());
+    expect(outside).toEqual(ALLOWED.map((a) => `${a.table}  ${a.file}`).sort());
+  });
+});
