@@ -1,3 +1,4 @@
+export { type Backoff, backoffMs } from "./backoff.ts";
 export type { CallOptions, IdempotentCallOptions } from "./call-options.ts";
 export {
   isLoopsError,

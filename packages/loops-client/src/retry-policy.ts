@@ -1,3 +1,5 @@
+import { backoffMs } from "./backoff.ts";
+
 /** How the client retries a failed call. */
 export interface RetryOptions {
   /** Total tries of one call, the first included (a 401 refresh does not count). Default 4. */
@@ -35,18 +37,13 @@ export function resolveRetryPolicy({
   return { maxAttempts, baseDelayMs, maxDelayMs, maxRetryAfterSeconds };
 }
 
-/**
- * Exponential backoff with "equal jitter": half the step is fixed so a retry never fires at once,
- * the other half is random so many clients failing together spread out.
- * `retryIndex` is 0 before the second attempt.
- */
+/** The policy's wait before retry `retryIndex` (0 before the second attempt), jittered (backoff.ts). */
 export function backoffDelayMs(
   retryIndex: number,
   policy: RetryPolicy,
   random: () => number = Math.random,
 ): number {
-  const step = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** retryIndex);
-  return Math.round(step / 2 + random() * (step / 2));
+  return backoffMs(retryIndex, { baseMs: policy.baseDelayMs, capMs: policy.maxDelayMs }, random);
 }
 
 /**

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { type Logger, version } from "@loops-sync/config";
 import type { Sql } from "@loops-sync/db";
+import { backoffMs } from "@loops-sync/loops-client";
 import { CHANGES_CHANNEL } from "@loops-sync/replica";
 import { decodeWebhookSecrets } from "@loops-sync/webhooks";
 import { Registry } from "prom-client";
@@ -9,7 +10,6 @@ import { createAnswerBatch } from "./answer-batch.ts";
 import { type ClaimedChange, claimDeliveries, FORWARD_CHANNEL } from "./delivery-transitions.ts";
 import { createForwardMetrics } from "./forward-metrics.ts";
 import { FORWARD_HEARTBEAT_MS, markForwarderGone, markForwarderSeen } from "./forwarder-heartbeat.ts";
-import { retryDelayMs } from "./retry-delay.ts";
 import { SCAN_BATCH, scanChanges, startForwarding } from "./scan-changes.ts";
 import { sendChange } from "./send-change.ts";
 
@@ -59,13 +59,14 @@ export function describeEndpoint(url: string): string {
  * Delivers replica.changes to FORWARD_URL (README.md, "Forwarding changes to your endpoint"): scans new changes into the delivery
  * queue, claims the due ones, POSTs them signed, and settles the answers in batches. Which change is due, in
  * what order, and when one is dead are delivery-transitions.ts's rules; the wait between attempts is
- * retry-delay.ts's. Woken by the feed's NOTIFY, by `loops-sync forward retry`, by its own settled answers,
+ * `backoffMs` (@loops-sync/loops-client), from `retryBaseMs` doubling up to `retryCapMs`. Woken by the feed's NOTIFY, by `loops-sync forward retry`, by its own settled answers,
  * and by a poll.
  */
 export async function startForwarder(options: ForwarderOptions): Promise<Forwarder> {
   const { sql, url, secret, resources = [], logger } = options;
   const { timeoutMs = 10_000, maxAgeHours = 24, maxInFlight = 64, pollIntervalMs = 1000 } = options;
-  const { leaseMs = timeoutMs + 5000, retryBaseMs, retryCapMs, maxRps, maxHoldMs = 600_000 } = options;
+  const { leaseMs = timeoutMs + 5000, retryBaseMs = 1000, retryCapMs = 300_000 } = options;
+  const { maxRps, maxHoldMs = 600_000 } = options;
   if (!Number.isInteger(maxInFlight) || maxInFlight < 1) {
     throw new RangeError(
       `startForwarder: maxInFlight must be a whole number of at least 1, got ${maxInFlight}`,
@@ -167,7 +168,7 @@ export async function startForwarder(options: ForwarderOptions): Promise<Forward
             "forwarding endpoint asked to wait (Retry-After)",
           );
         }
-        const backoff = retryDelayMs(change.attempts, { baseMs: retryBaseMs, capMs: retryCapMs });
+        const backoff = backoffMs(change.attempts - 1, { baseMs: retryBaseMs, capMs: retryCapMs });
         answers.failed({
           position: change.position,
           error: result.error,

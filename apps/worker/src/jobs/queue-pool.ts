@@ -1,6 +1,7 @@
 import { EventEmitter } from "node:events";
 import { setTimeout as delay } from "node:timers/promises";
 import type { Logger } from "@loops-sync/config";
+import { backoffMs } from "@loops-sync/loops-client";
 import pg from "pg";
 
 export interface QueuePoolOptions {
@@ -36,6 +37,9 @@ function claimingPool(query: unknown): string | undefined {
   const poolId = Array.isArray(values) ? values[0] : undefined;
   return isClaim && typeof poolId === "string" ? poolId : undefined;
 }
+/** A few connections of one process wait for Postgres to come back: doubling, no jitter. */
+const WAIT_FOR_POSTGRES = { baseMs: 100, capMs: 2000, jitter: false };
+
 /** Connection-level errors: nothing was answered, and a new connection may succeed. */
 const LOST_CODES = new Set([
   "ECONNREFUSED",
@@ -104,12 +108,13 @@ export function createQueuePool({ connectionString, max, graceMs, logger }: Queu
   async function ride<T>(what: string, attempt: () => Promise<T>): Promise<T> {
     const since = Date.now();
     let warned = false;
-    for (let wait = 100; ; wait = Math.min(wait * 2, 2000)) {
+    for (let retry = 0; ; retry++) {
       try {
         return await attempt();
       } catch (error) {
         if (!isConnectionLoss(error) || pool.ending || stopped.signal.aborted) throw error;
         const away = Date.now() - since;
+        const wait = backoffMs(retry, WAIT_FOR_POSTGRES);
         const fields = { what, error: (error as Error).message, awayMs: away, retryInMs: wait };
         if (away >= graceMs && !warned) {
           warned = true;

@@ -1,5 +1,6 @@
 import { setTimeout as delay } from "node:timers/promises";
 import type { Logger } from "@loops-sync/config";
+import { backoffMs } from "@loops-sync/loops-client";
 import { type Runner, type RunnerOptions, run, type WorkerEvents, type WorkerPool } from "graphile-worker";
 import type { PoolRegistry } from "./pool-registry.ts";
 import type { QueuePool } from "./queue-pool.ts";
@@ -126,11 +127,12 @@ export async function startSupervisedRunner({
 
   /** Starts a new run, retrying while Postgres is away; undefined when the process stops meanwhile. */
   const startAgain = async (): Promise<Run | undefined> => {
-    for (let wait = 500; !stopping; wait = Math.min(wait * 2, 5000)) {
+    for (let retry = 0; !stopping; retry++) {
       try {
         return await start();
       } catch (error) {
         if (stopping) break;
+        const wait = backoffMs(retry, { baseMs: 500, capMs: 5000, jitter: false });
         logger.warn(
           { error: (error as Error).message, retryInMs: wait },
           "could not start a new job pool yet",
