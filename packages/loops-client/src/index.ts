@@ -1,5 +1,6 @@
 export { type Backoff, backoffMs } from "./backoff.ts";
 export type { CallOptions, IdempotentCallOptions } from "./call-options.ts";
+export { type Coalescing, coalescing, type RoundEnd } from "./coalescing.ts";
 export {
   isLoopsError,
   kindOfStatus,

@@ -1,3 +1,4 @@
+import { coalescing, type RoundEnd } from "./coalescing.ts";
 import type { GateTicket, RequestGate, TakeTokens } from "./request-gate.ts";
 import { sleep } from "./retry-policy.ts";
 
@@ -42,7 +43,8 @@ export class SharedBudgetGate implements RequestGate {
   #backgroundWaiting = 0;
   #tokens = 0;
   #expiresAt = 0;
-  #pumping = false;
+  // One loop per process hands out tokens; callers only enqueue and wake it.
+  readonly #pump = coalescing(() => this.#round());
 
   constructor({
     take,
@@ -90,7 +92,7 @@ export class SharedBudgetGate implements RequestGate {
       signal?.addEventListener("abort", onAbort, { once: true });
       queue.push(waiter);
       if (priority === "background") this.#backgroundWaiting++;
-      void this.#pump();
+      void this.#pump.run();
     });
   }
 
@@ -127,47 +129,42 @@ export class SharedBudgetGate implements RequestGate {
     return undefined;
   }
 
-  // One loop per process hands out tokens; callers only enqueue and wake it.
-  async #pump(): Promise<void> {
-    if (this.#pumping) return;
-    this.#pumping = true;
-    try {
-      while (this.#live.length + this.#confirm.length + this.#backgroundWaiting > 0) {
-        if (this.#tokens > 0 && performance.now() < this.#expiresAt) {
-          const waiter = this.#next();
-          if (!waiter) break;
-          this.#tokens--;
-          waiter.cleanup();
-          waiter.resolve();
-          continue;
-        }
-        this.#tokens = 0;
-        const want = Math.min(
-          this.#live.length + this.#confirm.length + this.#backgroundWaiting,
-          this.#o.maxBatch,
-        );
-        let grant: Awaited<ReturnType<TakeTokens>>;
-        const asked = performance.now();
-        try {
-          grant = await this.#o.take(want, this.#live.length > 0);
-        } catch (error) {
-          this.#o.onError?.(error);
-          await sleep(this.#o.retryMs);
-          continue;
-        }
-        this.#tokens = grant.granted;
-        // Postgres counted the slot's rest at a moment between the ask and the answer. Counted from the ask,
-        // every lease of a round trip longer than a slot (50 ms: a busy event loop, a slow network) lapsed
-        // unspent and no call was ever sent while the budget kept granting. Counted from the answer, a
-        // lease may end up to the answer's travel time after its slot, so that is trusted only up to
-        // `maxLateMs` (docs/decisions.md, "A lease counts from the budget's answer").
-        const answered = performance.now();
-        this.#expiresAt = Math.min(answered, asked + this.#o.maxLateMs) + grant.validMs - this.#o.marginMs;
-        // A little jitter, so processes refused together do not all return in the same millisecond.
-        if (grant.granted === 0) await sleep(Math.max(1, grant.waitMs) + Math.random() * 5);
+  /** One turn of the loop: hands out the tokens held, or asks the budget for more. */
+  async #round(): Promise<RoundEnd> {
+    const waiting = this.#live.length + this.#confirm.length + this.#backgroundWaiting;
+    if (waiting === 0) return "done";
+    if (this.#tokens > 0 && performance.now() < this.#expiresAt) {
+      // Every token held goes out in this turn, to the waiters in their order.
+      while (this.#tokens > 0) {
+        const waiter = this.#next();
+        if (!waiter) return "done";
+        this.#tokens--;
+        waiter.cleanup();
+        waiter.resolve();
       }
-    } finally {
-      this.#pumping = false;
+      return "more";
     }
+    this.#tokens = 0;
+    const want = Math.min(waiting, this.#o.maxBatch);
+    let grant: Awaited<ReturnType<TakeTokens>>;
+    const asked = performance.now();
+    try {
+      grant = await this.#o.take(want, this.#live.length > 0);
+    } catch (error) {
+      this.#o.onError?.(error);
+      await sleep(this.#o.retryMs);
+      return "more";
+    }
+    this.#tokens = grant.granted;
+    // Postgres counted the slot's rest at a moment between the ask and the answer. Counted from the ask,
+    // every lease of a round trip longer than a slot (50 ms: a busy event loop, a slow network) lapsed
+    // unspent and no call was ever sent while the budget kept granting. Counted from the answer, a
+    // lease may end up to the answer's travel time after its slot, so that is trusted only up to
+    // `maxLateMs` (docs/decisions.md, "A lease counts from the budget's answer").
+    const answered = performance.now();
+    this.#expiresAt = Math.min(answered, asked + this.#o.maxLateMs) + grant.validMs - this.#o.marginMs;
+    // A little jitter, so processes refused together do not all return in the same millisecond.
+    if (grant.granted === 0) await sleep(Math.max(1, grant.waitMs) + Math.random() * 5);
+    return "more";
   }
 }

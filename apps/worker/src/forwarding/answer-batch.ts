@@ -1,4 +1,5 @@
 import type { Sql } from "@loops-sync/db";
+import { coalescing } from "@loops-sync/loops-client";
 import { type FailedAttempt, settleDeliveries } from "./delivery-transitions.ts";
 
 export interface AnswerBatch {
@@ -40,40 +41,36 @@ export function createAnswerBatch({
 }: AnswerBatchOptions): AnswerBatch {
   let delivered: number[] = [];
   let failed: FailedAttempt[] = [];
-  let running: Promise<void> | undefined;
-  let again = false;
+  /** Whether every round of the current loop recorded its answers. */
+  let recorded = true;
 
-  const flush = (): Promise<void> => {
-    if (running) {
-      again = true;
-      return running;
-    }
-    let recorded = true;
-    running = (async () => {
-      do {
-        again = false;
-        const batch = { delivered, failed };
-        delivered = [];
-        failed = [];
-        try {
-          const dead = await settleDeliveries(sql, { worker, ...batch, maxAgeMs });
-          if (dead.length > 0) onDead(dead);
-        } catch (error) {
-          // Kept for the next flush; a lease that expires meanwhile only means a duplicate.
-          delivered.push(...batch.delivered);
-          failed.push(...batch.failed);
-          recorded = false;
-          onError(error);
-          break;
-        }
-      } while (again);
-    })().finally(() => {
-      running = undefined;
+  const loop = coalescing(
+    async () => {
+      const batch = { delivered, failed };
+      delivered = [];
+      failed = [];
+      try {
+        const dead = await settleDeliveries(sql, { worker, ...batch, maxAgeMs });
+        if (dead.length > 0) onDead(dead);
+        return undefined;
+      } catch (error) {
+        // Kept for the next flush; a lease that expires meanwhile only means a duplicate.
+        delivered.push(...batch.delivered);
+        failed.push(...batch.failed);
+        recorded = false;
+        onError(error);
+        return "done";
+      }
+    },
+    () => {
       // Answers that came after the loop's last look go now, not at the next poll.
       if (recorded && delivered.length + failed.length > 0) void flush();
       else if (recorded) onSettled();
-    });
-    return running;
+    },
+  );
+  const flush = (): Promise<void> => {
+    if (!loop.running) recorded = true;
+    return loop.run();
   };
 
   return {
@@ -87,7 +84,7 @@ export function createAnswerBatch({
     },
     waiting: () => delivered.length + failed.length,
     async flush() {
-      while (running) await running;
+      await loop.ended();
       await flush();
     },
   };

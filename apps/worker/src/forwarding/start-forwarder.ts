@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { type Logger, version } from "@loops-sync/config";
 import type { Sql } from "@loops-sync/db";
-import { backoffMs } from "@loops-sync/loops-client";
+import { backoffMs, coalescing } from "@loops-sync/loops-client";
 import { CHANGES_CHANNEL } from "@loops-sync/replica";
 import { decodeWebhookSecrets } from "@loops-sync/webhooks";
 import { Registry } from "prom-client";
@@ -85,8 +85,6 @@ export async function startForwarder(options: ForwarderOptions): Promise<Forward
   const inFlight = new Set<Promise<void>>();
   let stopping = false;
   let scanDue = true;
-  let pumping = false;
-  let pumpAgain = false;
   let failing = false;
   // The endpoint's Retry-After, seen here (epoch ms): claims wait for it at once, before the answer is
   // recorded for the other workers (held_until). One timer wakes the pump when it ends, or when the rate
@@ -97,7 +95,7 @@ export async function startForwarder(options: ForwarderOptions): Promise<Forward
     if (wakeTimer || stopping) return;
     wakeTimer = setTimeout(() => {
       wakeTimer = undefined;
-      if (!stopping) void pump();
+      if (!stopping) void pump.run();
     }, ms);
   };
 
@@ -113,42 +111,35 @@ export async function startForwarder(options: ForwarderOptions): Promise<Forward
     onError: (error) =>
       logger.warn({ error: String(error) }, "forwarding could not record answers; retrying on the next poll"),
     onSettled: () => {
-      if (!stopping) void pump();
+      if (!stopping) void pump.run();
     },
   });
 
-  const pump = async (): Promise<void> => {
-    if (pumping) {
-      pumpAgain = true;
-      return;
-    }
-    pumping = true;
+  // One round: scan what is new, then claim what the free slots and the endpoint's wait allow.
+  const pump = coalescing(async () => {
     try {
-      do {
-        pumpAgain = false;
-        if (scanDue) {
-          scanDue = false;
-          while ((await scanChanges(sql, resources)) === SCAN_BATCH && !stopping) {}
-        }
-        const free = maxInFlight - inFlight.size;
-        // Nearly full: wait for answers to free a few slots, rather than a claim query per answer.
-        if (free < Math.ceil(maxInFlight / 8) || stopping) break;
-        const held = heldUntil - Date.now();
-        if (held > 0) {
-          wakeAfter(held);
-          break;
-        }
-        const claimed = await claimDeliveries(sql, { worker, limit: free, leaseMs, maxRps });
-        for (const change of claimed.changes) start(change);
-        if (claimed.nextSlotMs !== null) wakeAfter(claimed.nextSlotMs);
-      } while (pumpAgain && !stopping);
+      if (scanDue) {
+        scanDue = false;
+        while ((await scanChanges(sql, resources)) === SCAN_BATCH && !stopping) {}
+      }
+      const free = maxInFlight - inFlight.size;
+      // Nearly full: wait for answers to free a few slots, rather than a claim query per answer.
+      if (free < Math.ceil(maxInFlight / 8) || stopping) return "done";
+      const held = heldUntil - Date.now();
+      if (held > 0) {
+        wakeAfter(held);
+        return "done";
+      }
+      const claimed = await claimDeliveries(sql, { worker, limit: free, leaseMs, maxRps });
+      for (const change of claimed.changes) start(change);
+      if (claimed.nextSlotMs !== null) wakeAfter(claimed.nextSlotMs);
+      return stopping ? "done" : undefined;
     } catch (error) {
       scanDue = true;
       logger.warn({ error: String(error) }, "forwarding could not read its queue; retrying on the next poll");
-    } finally {
-      pumping = false;
+      return "done";
     }
-  };
+  });
 
   const start = (change: ClaimedChange) => {
     const sent = sendChange(change.position, change.body, send).then((result) => {
@@ -188,14 +179,14 @@ export async function startForwarder(options: ForwarderOptions): Promise<Forward
     const tracked = sent.finally(() => {
       inFlight.delete(tracked);
       // A freed slot takes another resource's change while the answer is being recorded.
-      if (!stopping) void pump();
+      if (!stopping) void pump.run();
     });
     inFlight.add(tracked);
   };
 
   const wake = (scan: boolean) => {
     if (scan) scanDue = true;
-    if (!stopping) void pump();
+    if (!stopping) void pump.run();
   };
   // On (re)connect: NOTIFYs sent while the listener was away are lost, so read as after one.
   const changes = await sql.listen(

@@ -1,4 +1,5 @@
 import { pipelinedTransaction, planForCurrentSize } from "@loops-sync/db";
+import { coalescing } from "@loops-sync/loops-client";
 import type { ApplyOrderResult, OrderInput, StatusChain } from "@loops-sync/replica";
 import type { WorkerContext } from "../worker-context.ts";
 import { countApplied, type FetchedOrder, sendFetchedOrders } from "./apply-fetched-orders.ts";
@@ -47,7 +48,6 @@ export interface OrderApplier {
 export function createOrderApplier(ctx: Pick<WorkerContext, "sql" | "metrics" | "logger">): OrderApplier {
   const { sql, logger } = ctx;
   let queued: (FetchedOrder & { resolve(r: ApplyOrderResult): void; reject(e: unknown): void })[] = [];
-  let running = false;
 
   // Two round trips: BEGIN, the lock timeout, the plan mode and the apply go out together; the settle, the locations
   // check and COMMIT go out together once the apply has answered (docs/decisions.md, "The applier's commit
@@ -96,16 +96,15 @@ export function createOrderApplier(ctx: Pick<WorkerContext, "sql" | "metrics" | 
     }
   }
 
-  function start(): void {
-    if (running || queued.length === 0) return;
+  // One group commit at a time; orders queued meanwhile go in the next group.
+  const commits = coalescing(async () => {
+    if (queued.length === 0) return "done";
     const group = queued.slice(0, APPLY_GROUP_ORDERS);
     queued = queued.slice(group.length);
-    running = true;
-    void run(group).finally(() => {
-      running = false;
-      start();
-    });
-  }
+    await run(group);
+    return "more";
+  });
+  const start = () => void commits.run();
 
   return {
     apply(order, eventIds, receivedBefore) {
