@@ -191,9 +191,22 @@ describe("a job claim whose answer is lost", () => {
         select count(*)::int as n from graphile_worker.jobs
         where task_identifier in ('process_events', 'refresh_locations')`;
       if (left!.n > 0) return false;
-      const [events] = await db.sql<{ n: number }[]>`
-        select count(*)::int as n from sync.events where outcome = 'pending'`;
-      if (events!.n > 0) return false;
+      // Named in the failure's message: which events wait, and whether the order queue still holds them.
+      const pending = await db.sql<{ id: string; type: string; queued: string | null; detail: string }[]>`
+        select e.id, e.type,
+               (select coalesce(r.not_before::text, 'due') from sync.order_refresh r where r.event_id = e.id
+                limit 1) as queued,
+               concat_ws(' ', 'event v' || e.order_version, e.payload #>> '{data,previous_status}', '->',
+                 e.payload #>> '{data,status}', 'at', e.created_at, 'stored', e.received_at,
+                 '; replica v' || o.version, o.status, 'fetched v' || o.fetched_version, 'updated', o.synced_at,
+                 '; merchant', m.status) as detail
+        from sync.events e left join replica.orders o on o.id = e.order_id
+        left join sync.merchants m on m.id = e.merchant_id
+        where e.outcome = 'pending' order by e.id limit 5`;
+      problems = pending.map(
+        (e) => `pending ${e.id} ${e.type} (order queue: ${e.queued ?? "none"}; ${e.detail})`,
+      );
+      if (pending.length > 0) return false;
       problems = await compareReplicaWithTruth(db.sql, sandbox.truth.orders());
       return problems.length === 0;
     }, "every stranded job run, every event settled, every order mirrored").catch((error: Error) => {
