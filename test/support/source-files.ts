@@ -1,4 +1,4 @@
-import { readdir } from "node:fs/promises";
+import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -31,4 +31,20 @@ export async function sourceFiles({
     }
   }
   return files;
+}
+
+/**
+ * What `find` reports in the `.ts` and `.sql` files of apps and packages inside `owner` (`inside: true`) or
+ * outside it: the writers tests' scan, one module owning a table's writes.
+ */
+export async function findByOwner(
+  owner: string,
+  inside: boolean,
+  find: (file: string, text: string) => string[],
+): Promise<string[]> {
+  const found: string[] = [];
+  for (const file of await sourceFiles({ names: /\.(ts|sql)$/ }))
+    if (file.startsWith(`${owner}${path.sep}`) === inside)
+      found.push(...find(file, await readFile(path.join(REPO_ROOT, file), "utf8")));
+  return found;
 }

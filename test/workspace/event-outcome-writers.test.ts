@@ -1,7 +1,6 @@
-import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { REPO_ROOT, sourceFiles } from "../support/source-files.ts";
+import { findByOwner } from "../support/source-files.ts";
 
 /** The one module allowed to write `sync.events.outcome` (its state machine is documented there). */
 const OWNER = path.join("packages", "db", "src", "event-outcomes");
@@ -40,19 +39,11 @@ function outcomeWrites(file: string, text: string): string[] {
 
 describe("one module writes sync.events.outcome", () => {
   it("no SQL outside packages/db/src/event-outcomes/ sets the outcome", async () => {
-    const offenders: string[] = [];
-    for (const file of await sourceFiles({ names: /\.(ts|sql)$/ })) {
-      if (file.startsWith(`${OWNER}${path.sep}`)) continue;
-      offenders.push(...outcomeWrites(file, await readFile(path.join(REPO_ROOT, file), "utf8")));
-    }
-    expect(offenders).toEqual([]);
+    expect(await findByOwner(OWNER, false, outcomeWrites)).toEqual([]);
   });
 
   it("finds the owner's own writes, so the check above can see one", async () => {
-    const owned: string[] = [];
-    for (const file of await sourceFiles({ names: /\.(ts|sql)$/ }))
-      if (file.startsWith(`${OWNER}${path.sep}`))
-        owned.push(...outcomeWrites(file, await readFile(path.join(REPO_ROOT, file), "utf8")));
+    const owned = await findByOwner(OWNER, true, outcomeWrites);
     // settleEvents, settleRefreshedEvents, settleOrderEvents, settleCoveredOrderEvents,
     // skipRevokedMerchantEvents, settleUnknownMerchantEvents, reopenEvents.
     expect(owned.length).toBeGreaterThanOrEqual(7);

@@ -1,7 +1,6 @@
-import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { REPO_ROOT, sourceFiles } from "../support/source-files.ts";
+import { findByOwner } from "../support/source-files.ts";
 
 /** The one module allowed to write `sync.order_refresh` and name its NOTIFY channel (its transitions are listed there). */
 const OWNER = path.join("packages", "db", "src", "order-queue");
@@ -18,22 +17,14 @@ function queueWrites(file: string, text: string): string[] {
   return WRITES.flatMap((pattern) => [...text.matchAll(pattern)].map((m) => `${file}: ${m[0]}`));
 }
 
-async function writesIn(owned: boolean): Promise<string[]> {
-  const found: string[] = [];
-  for (const file of await sourceFiles({ names: /\.(ts|sql)$/ }))
-    if (file.startsWith(`${OWNER}${path.sep}`) === owned)
-      found.push(...queueWrites(file, await readFile(path.join(REPO_ROOT, file), "utf8")));
-  return found;
-}
-
 describe("one module writes sync.order_refresh", () => {
   it("no file outside packages/db/src/order-queue/ writes the queue or names its NOTIFY channel", async () => {
-    expect(await writesIn(false)).toEqual([]);
+    expect(await findByOwner(OWNER, false, queueWrites)).toEqual([]);
   });
 
   it("finds the owner's own writes, so the check above can see one", async () => {
     // queueInboxOrders, queueOrders, claimQueuedOrders, holdOrders, dropQueuedOrders, the channel.
-    expect((await writesIn(true)).length).toBeGreaterThanOrEqual(6);
+    expect((await findByOwner(OWNER, true, queueWrites)).length).toBeGreaterThanOrEqual(6);
   });
 
   it("recognises each form a write may take, and no read", () => {
