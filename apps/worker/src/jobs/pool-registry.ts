@@ -88,11 +88,20 @@ export function createPoolRegistry({ sql, logger, deadAfterMs = 60_000 }: PoolRe
       pools.delete(poolId);
       try {
         const released = await sql.begin(async (tx) => {
-          const [locked] = await tx<{ n: number }[]>`
-            select count(*)::int as n from graphile_worker.jobs where locked_by = ${poolId}`;
+          const locked = await tx<{ id: string; attempts: number }[]>`
+            select id, attempts from graphile_worker.jobs where locked_by = ${poolId}`;
           await tx`select graphile_worker.force_unlock_workers(${[poolId]}::text[])`;
+          // The run has stopped, so what its id still locks it never ran: each lost claim took an attempt,
+          // and three of them would fail a catch-up for good. The attempt is given back (graphile-worker's
+          // reschedule_jobs, which sets one value for the jobs it names: one call per count).
+          for (const attempts of new Set(locked.map((j) => j.attempts))) {
+            const ids = locked.filter((j) => j.attempts === attempts).map((j) => j.id);
+            await tx`
+              select 1 from graphile_worker.reschedule_jobs(${ids}::bigint[],
+                attempts => ${Math.max(0, attempts - 1)}::int)`;
+          }
           await tx`delete from sync.worker_pools where id = ${poolId}`;
-          return locked?.n ?? 0;
+          return locked.length;
         });
         if (released > 0) {
           logger.warn(
