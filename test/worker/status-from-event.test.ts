@@ -89,6 +89,41 @@ describe("worker: an order.status_changed that chains is applied from its payloa
     expect(h.calls(ORDER_FETCH)).toBe(fetches);
   });
 
+  it("settles an event the replica covers that is claimed beside one waiting for a gap", async () => {
+    await restartWorker({ orderReorderWaitMs: 120_000 });
+    const order = await mirroredOrder();
+    for (let n = 0; n < 3; n++) h.sandbox.advanceOrder(order.id);
+    const ofVersion = (version: number) =>
+      h.sandbox.truth.events().filter((e) => e.data.order_id === order.id && e.data.version === version);
+    const v2 = await h.ingest((e) => ofVersion(2).some((x) => x.id === e.id));
+    await waitFor(() => settled(h.db, v2), { what: "v2 applied from its payload" });
+    // v4 waits for v3 in the queue.
+    await h.ingest((e) => ofVersion(4).some((x) => x.id === e.id));
+    await waitFor(
+      async () =>
+        (
+          await h.db.sql`
+            select 1 from sync.order_refresh where order_id = ${order.id} and not_before > now()`
+        ).length > 0,
+      { what: "v4 held for the gap" },
+    );
+    // v2 again under another id (as a catch-up and a webhook may both bring it): its claim takes v4's
+    // waiting row along, and nothing chains. The replica covers it: it must be settled, not dropped.
+    const again = { ...(ofVersion(2)[0] as unknown as EventEnvelope), id: `evt_again_${order.id}` };
+    await h.db.sql.begin((tx) =>
+      storeEventsAndEnqueue(tx, [again], { source: "webhook", applicationId: APPLICATION_ID }),
+    );
+    await waitFor(() => settled(h.db, [again.id]), { what: "the repeated v2 settled", timeoutMs: 10_000 });
+    const [outcome] = await h.db.sql`select outcome from sync.events where id = ${again.id}`;
+    expect(outcome!.outcome).toBe("stale");
+    // And v4 still waits for v3, which chains both.
+    const fetches = h.calls(ORDER_FETCH);
+    const rest = await h.ingest(eventsOf(order.id));
+    await waitFor(() => settled(h.db, rest), { what: "v3 and v4 applied" });
+    expect(await stored(order.id)).toMatchObject({ version: 4 });
+    expect(h.calls(ORDER_FETCH)).toBe(fetches);
+  });
+
   it("fetches an order whose version gap does not fill within the wait", async () => {
     await restartWorker({ orderReorderWaitMs: 300 });
     const order = await mirroredOrder();

@@ -38,6 +38,11 @@ export interface BatchValue {
   fetched: Fetched[];
   /** Orders with events waiting for a version gap to fill (plan-order.ts): put back in the queue at the end. */
   held: Map<string, { events: ClaimedEvent[] }>;
+  /**
+   * Events of those orders that the replica already covers and no chain carries (the rest of the order
+   * waits): settled by the batch's settle step, with the orders the replica covers whole.
+   */
+  covered: { claim: Claimed; eventIds: string[] }[];
   /** The 429, pause or revocation that stopped the batch's calls. */
   stopped: UpstreamFailure | undefined;
 }

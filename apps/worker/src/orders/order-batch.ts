@@ -111,6 +111,7 @@ export class OrderBatch {
       heldHere: 0,
       fetched: [],
       held: new Map(),
+      covered: [],
       stopped: undefined,
     };
   }
@@ -174,7 +175,7 @@ export class OrderBatch {
     await this.#fetchAndApply(tx);
     // Shutting down: roll the claim back; the rows wait for the next worker.
     if (this.#options.signal.aborted) throw new Error("order refresh aborted by shutdown");
-    await settleOrderBatch(this.#ctx, tx, this.#value.claimed);
+    await settleOrderBatch(this.#ctx, tx, this.#value);
     return await this.#routeAndEnd(tx);
   }
 
@@ -217,6 +218,8 @@ export class OrderBatch {
       const plan = planOrder(c, this.ref.merchantId, this.#reorderWaitMs);
       if (plan.hold) {
         v.held.set(c.order_id, { events: plan.hold.events });
+        // No chain to settle them with: the events the replica covers are settled with the claim's.
+        if (!plan.chain && plan.settles.length > 0) v.covered.push({ claim: c, eventIds: plan.settles });
       }
       if (plan.chain) {
         const chain = plan.chain;

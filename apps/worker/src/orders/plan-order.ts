@@ -17,7 +17,10 @@ const STATUSES: ReadonlySet<string> = new Set(ORDER_STATUSES);
 export interface OrderPlan {
   /** Status events that chain onto the stored row: applied from their payloads, no call. */
   chain?: StatusChain;
-  /** The events the chain's commit settles (the chain's own and those it makes stale). */
+  /**
+   * The events the replica covers once the chain is applied (the chain's own and those it makes stale):
+   * settled by the chain's commit, or, with no chain (only a gap to wait for), by the batch's settle step.
+   */
   settles: string[];
   /** Events past a version gap, young enough to wait for it: put back until REORDER_WAIT_MS after first queued. */
   hold?: { events: ClaimedEvent[] };
