@@ -238,8 +238,8 @@ describe("worker: list pages only while the request budget is busy (maxRps given
             ).length > 0,
           { what: "the budget's last second at half of 20" },
         );
-        // The worker reads the budget once a second: past its next reading.
-        await new Promise((resolve) => setTimeout(resolve, 1200));
+        // The worker reads the budget once a second.
+        await waitFor(() => worker.orderBatches.bulkReads, { what: "the worker reading the budget busy" });
         fetches = h.calls(ORDER_FETCH);
         lists = h.calls(ORDER_LIST);
         await twoNewOrders();

@@ -106,8 +106,16 @@ export interface RunningWorker {
    * migration of its schema), or undefined while it runs. Such a process takes no more jobs: restart it.
    */
   stoppedBecause(): string | undefined;
-  /** The order batches: their events (claimed, joined, committed, ended; orders/batch-value.ts), and fetches waiting for a slot. */
-  readonly orderBatches: { readonly events: EventEmitter<OrderBatchEvents>; readonly fetchesWaiting: number };
+  /**
+   * The order batches: their events (claimed, joined, committed, ended; orders/batch-value.ts), fetches
+   * waiting for a slot, and whether they read list pages now (the request budget is busy; never without
+   * `maxRps`).
+   */
+  readonly orderBatches: {
+    readonly events: EventEmitter<OrderBatchEvents>;
+    readonly fetchesWaiting: number;
+    readonly bulkReads: boolean;
+  };
 }
 
 /** How long the list of paused merchants is reused before asking the database again. */
@@ -274,6 +282,9 @@ export async function startWorker({
       events: refresher.events,
       get fetchesWaiting() {
         return refresher.fetchesWaiting;
+      },
+      get bulkReads() {
+        return pressure?.busy() ?? false;
       },
     },
     stoppedBecause: () => stoppedBecause,
