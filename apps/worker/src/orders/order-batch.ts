@@ -1,6 +1,6 @@
 import type { EventEmitter } from "node:events";
 import { holdOrders, planForCurrentSize, type TransactionSql } from "@loops-sync/db";
-import type { SyncMerchantApi } from "@loops-sync/loops-client";
+import { type Coalescing, coalescing, type SyncMerchantApi } from "@loops-sync/loops-client";
 import {
   checkOrder,
   classifyUpstreamFailure,
@@ -65,6 +65,17 @@ export interface OrderBatchOptions {
 }
 
 /**
+ * Where a batch is: claiming (its first claim), fetching (fetches and commits; it takes joins until
+ * `joinUntil`, one claim at a time through `joins`), finishing (settle, route, end: no more joins), ended.
+ * The scheduler sees the moves as the batch's events: `claimed`, `joined`, `committed`, `ended`.
+ */
+type BatchStage =
+  | { name: "claiming" }
+  | { name: "fetching"; joinUntil: number; joins: Coalescing }
+  | { name: "finishing" }
+  | { name: "ended" };
+
+/**
  * One batch of a merchant's sync.order_refresh, as one transaction and a straight pipeline over one value
  * ({@link BatchValue}):
  * 1. claim: up to ORDER_BATCH_ROWS queued rows whose orders no other batch is fetching (an advisory lock per
@@ -87,13 +98,8 @@ export class OrderBatch {
   readonly #value: BatchValue;
   /** The fetches under way (the fetch step waits for all, a join adds to them). */
   readonly #fetches: Promise<Fetched>[] = [];
-  /** While set (the fetch step), the batch takes joins until this moment (performance.now()). */
-  #joinUntil: number | undefined;
-  /** The join claim last started: claims run one at a time on the batch's connection. */
-  #joining: Promise<void> | undefined;
-  /** A join claim is asked for and has not started: later joins share it. */
-  #claimWaiting = false;
-  #lastClaimAt = 0;
+  /** Where the batch is; only the fetch step takes joins ({@link BatchStage}). */
+  #stage: BatchStage = { name: "claiming" };
   get #reorderWaitMs(): number {
     return this.#options.reorderWaitMs ?? REORDER_WAIT_MS;
   }
@@ -131,7 +137,7 @@ export class OrderBatch {
       this.#options.events.emit("ended", { batch: this.ref, error });
       throw error;
     } finally {
-      this.#joinUntil = undefined;
+      this.#stage = { name: "ended" };
     }
   }
 
@@ -139,8 +145,8 @@ export class OrderBatch {
   get joinable(): boolean {
     const v = this.#value;
     return (
-      this.#joinUntil !== undefined &&
-      performance.now() <= this.#joinUntil &&
+      this.#stage.name === "fetching" &&
+      performance.now() <= this.#stage.joinUntil &&
       !v.stopped &&
       !this.#options.signal.aborted &&
       v.rows < ORDER_BATCH_ROWS
@@ -153,19 +159,11 @@ export class OrderBatch {
    * longer takes rows: past ORDER_BATCH_ROWS or ORDER_BATCH_JOIN_MS, stopped, or past its fetch step.
    */
   join(): boolean {
-    if (!this.joinable) return false;
-    if (this.#claimWaiting) return true;
-    this.#claimWaiting = true;
-    const claim = (this.#joining ?? Promise.resolve()).then(this.#joinClaim);
-    // The fetch step awaits it and fails the batch if it fails; until then this marks it handled (an
-    // unhandled rejection would end the process).
-    claim.catch(() => {});
-    this.#joining = claim;
+    if (this.#stage.name !== "fetching" || !this.joinable) return false;
+    // Joins asked for while a claim runs share the next one; a failed claim fails the fetch step.
+    void this.#stage.joins.run();
     return true;
   }
-
-  /** Set by the fetch step: a join's claim, in the batch's trace context whoever asks for it. */
-  #joinClaim: () => Promise<void> = async () => {};
 
   async #pipeline(tx: TransactionSql): Promise<OrderBatchResult> {
     // Its settle looks events up by id: planned for the table as it is.
@@ -318,36 +316,49 @@ export class OrderBatch {
   /** Step 2: the fetches and their commits, taking joins until none is left. */
   async #fetchAndApply(tx: TransactionSql): Promise<void> {
     const v = this.#value;
-    this.#joinClaim = inBatchContext(async () => {
-      const wait = this.#lastClaimAt + ORDER_BATCH_JOIN_GAP_MS - performance.now();
-      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      this.#claimWaiting = false;
-      this.#lastClaimAt = performance.now();
-      if (v.rows >= ORDER_BATCH_ROWS) return;
-      const have = v.claimed.map((c) => c.order_id);
-      const joined = await claimOrdersTraced(tx, this.ref.merchantId, have, ORDER_BATCH_ROWS - v.rows);
-      this.#take(tx, joined);
-      this.#options.events.emit("joined", {
-        batch: this.ref,
-        orders: joined.claimed.map((c) => c.order_id),
-        rows: joined.claimed.reduce((n, c) => n + c.rows, 0),
-        heldHere: joined.heldHere,
-        heldElsewhere: joined.heldElsewhere,
-      });
-    });
-    this.#lastClaimAt = performance.now();
-    this.#joinUntil = performance.now() + (this.#options.joinMs ?? ORDER_BATCH_JOIN_MS);
+    let lastClaimAt = performance.now();
+    let failed: { error: unknown } | undefined;
+    // One join claim at a time, in the batch's trace context whoever asks for it.
+    const joins = coalescing(
+      inBatchContext(async () => {
+        const wait = lastClaimAt + ORDER_BATCH_JOIN_GAP_MS - performance.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        lastClaimAt = performance.now();
+        if (v.rows >= ORDER_BATCH_ROWS || failed) return "done";
+        try {
+          const have = v.claimed.map((c) => c.order_id);
+          const joined = await claimOrdersTraced(tx, this.ref.merchantId, have, ORDER_BATCH_ROWS - v.rows);
+          this.#take(tx, joined);
+          this.#options.events.emit("joined", {
+            batch: this.ref,
+            orders: joined.claimed.map((c) => c.order_id),
+            rows: joined.claimed.reduce((n, c) => n + c.rows, 0),
+            heldHere: joined.heldHere,
+            heldElsewhere: joined.heldElsewhere,
+          });
+          return undefined;
+        } catch (error) {
+          failed = { error };
+          return "done";
+        }
+      }),
+    );
+    this.#stage = {
+      name: "fetching",
+      joinUntil: performance.now() + (this.#options.joinMs ?? ORDER_BATCH_JOIN_MS),
+      joins,
+    };
     try {
       // Until no fetch and no join is left: a join may add fetches while the others finish.
       for (;;) {
         const count = this.#fetches.length;
-        const joined = this.#joining;
-        await joined;
+        await joins.ended();
+        if (failed) throw failed.error;
         v.fetched = await Promise.all(this.#fetches);
-        if (this.#fetches.length === count && this.#joining === joined) return;
+        if (this.#fetches.length === count && !joins.running) return;
       }
     } finally {
-      this.#joinUntil = undefined;
+      this.#stage = { name: "finishing" };
     }
   }
 

@@ -1,5 +1,6 @@
 import { EventEmitter } from "node:events";
 import { ORDER_REFRESH_CHANNEL, type Sql } from "@loops-sync/db";
+import { coalescing } from "@loops-sync/loops-client";
 import pLimit, { type LimitFunction } from "p-limit";
 import type { WorkerContext } from "../worker-context.ts";
 import type { OrderBatchEvents } from "./batch-value.ts";
@@ -79,13 +80,21 @@ export class OrderScheduler {
   #nextBatchId = 1;
   /** The next scan reads the queue (a poll, a NOTIFY without names, a scan that failed). */
   #scanQueue = true;
-  /** A scan is queued (setImmediate) / running / asked for again while running. */
+  /** A scan is queued (setImmediate). */
   #scheduled = false;
-  #scanning = false;
-  #again = false;
-  #stopping = false;
-  #stopListening: (() => Promise<void>) | undefined;
-  #poller: NodeJS.Timeout | undefined;
+  /** One scan at a time; a scan asked for while one runs is one more pass after it. */
+  readonly #scans = coalescing(async () => {
+    await this.#scan();
+    return this.#stopping ? "done" : undefined;
+  });
+  /** Its life: started (listening, polling), then stopping (no batch starts, running ones finish). */
+  #life:
+    | { name: "new" }
+    | { name: "started"; poller: NodeJS.Timeout; unlisten: () => Promise<void> }
+    | { name: "stopping" } = { name: "new" };
+  get #stopping(): boolean {
+    return this.#life.name === "stopping";
+  }
 
   constructor(
     ctx: WorkerContext,
@@ -122,9 +131,11 @@ export class OrderScheduler {
       (payload) => this.#onNotify(payload),
       () => this.#poll(),
     );
-    this.#stopListening = () => listener.unlisten();
-    this.#poller = setInterval(() => this.#poll(), this.#pollIntervalMs);
-    this.#poller.unref();
+    // Stopped while the listener came up: nothing to start.
+    if (this.#stopping) return await listener.unlisten();
+    const poller = setInterval(() => this.#poll(), this.#pollIntervalMs);
+    poller.unref();
+    this.#life = { name: "started", poller, unlisten: () => listener.unlisten() };
     this.#poll();
   }
 
@@ -135,9 +146,12 @@ export class OrderScheduler {
 
   /** Stops starting batches; running ones finish, or are aborted (their claims roll back) after `abortAfterMs`. */
   async stop(abortAfterMs: number): Promise<void> {
-    this.#stopping = true;
-    clearInterval(this.#poller);
-    await this.#stopListening?.().catch(() => {});
+    const life = this.#life;
+    this.#life = { name: "stopping" };
+    if (life.name === "started") {
+      clearInterval(life.poller);
+      await life.unlisten().catch(() => {});
+    }
     const abortTimer = setTimeout(() => this.#abort.abort(), abortAfterMs);
     await Promise.allSettled([...this.#running]);
     clearTimeout(abortTimer);
@@ -174,62 +188,52 @@ export class OrderScheduler {
     this.#scheduled = true;
     setImmediate(() => {
       this.#scheduled = false;
-      void this.#scan();
+      void this.#scans.run();
     });
   }
 
   /** Gives each wanted merchant a batch slot, or a join of its running batch, or leaves it wanted. */
   async #scan(): Promise<void> {
-    if (this.#scanning) {
-      this.#again = true;
-      return;
-    }
-    this.#scanning = true;
     try {
-      do {
-        this.#again = false;
-        if (this.#scanQueue) {
-          this.#scanQueue = false;
-          for (const merchantId of await queuedMerchants(this.#ctx.sql)) this.#wanted.add(merchantId);
+      if (this.#scanQueue) {
+        this.#scanQueue = false;
+        for (const merchantId of await queuedMerchants(this.#ctx.sql)) this.#wanted.add(merchantId);
+      }
+      const now = Date.now();
+      for (const merchantId of this.#wanted) {
+        if (this.#stopping) break;
+        const slot = this.#slot(merchantId);
+        // Held back: the poll's scan brings it back.
+        if (slot.notBefore > now) {
+          this.#wanted.delete(merchantId);
+          continue;
         }
-        const now = Date.now();
-        for (const merchantId of this.#wanted) {
-          if (this.#stopping) break;
-          const slot = this.#slot(merchantId);
-          // Held back: the poll's scan brings it back.
-          if (slot.notBefore > now) {
+        if (this.#running.size < this.#concurrency) {
+          this.#wanted.delete(merchantId);
+          slot.runs++;
+          const run = this.#runBatches(merchantId, slot).finally(() => {
+            this.#running.delete(run);
+            // Forgotten once idle and free to be tried: the map holds only merchants being worked on.
+            if (--slot.runs === 0 && slot.notBefore <= Date.now()) this.#merchants.delete(merchantId);
+            this.#schedule();
+          });
+          this.#running.add(run);
+          continue;
+        }
+        // No free slot: a batch of the merchant that is still fetching takes the rows; else it waits.
+        for (const batch of slot.batches) {
+          if (batch.join()) {
             this.#wanted.delete(merchantId);
-            continue;
-          }
-          if (this.#running.size < this.#concurrency) {
-            this.#wanted.delete(merchantId);
-            slot.runs++;
-            const run = this.#runBatches(merchantId, slot).finally(() => {
-              this.#running.delete(run);
-              // Forgotten once idle and free to be tried: the map holds only merchants being worked on.
-              if (--slot.runs === 0 && slot.notBefore <= Date.now()) this.#merchants.delete(merchantId);
-              this.#schedule();
-            });
-            this.#running.add(run);
-            continue;
-          }
-          // No free slot: a batch of the merchant that is still fetching takes the rows; else it waits.
-          for (const batch of slot.batches) {
-            if (batch.join()) {
-              this.#wanted.delete(merchantId);
-              break;
-            }
+            break;
           }
         }
-      } while (this.#again && !this.#stopping);
+      }
     } catch (error) {
       this.#scanQueue = true;
       this.#ctx.logger.warn(
         { error: String(error) },
         "order refresher could not read its queue; retrying on the next poll",
       );
-    } finally {
-      this.#scanning = false;
     }
   }
 
