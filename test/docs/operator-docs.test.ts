@@ -20,12 +20,14 @@ const GUIDE = [
   "feed.md",
   "testing.md",
 ];
-/** One reader per file, each short enough to read through; the README and the decisions too. */
+/** One reader per file, each short enough to read through; the README, the changelog and the decisions too. */
 const LIMIT_BYTES = 25_000;
 
 describe("the operator's guide", () => {
   const everyDoc = [
     "README.md",
+    // Read by whoever upgrades: what changed, condensed, not the history of every step (that is in git).
+    "CHANGELOG.md",
     ...readdirSync(path.join(root, "docs"))
       .filter((n) => n.endsWith(".md"))
       .map((n) => `docs/${n}`),
