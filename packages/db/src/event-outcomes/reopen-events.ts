@@ -1,4 +1,4 @@
-import type { Sql, TransactionSql } from "../connect.ts";
+import type { Sql, TransactionSql } from "../connection/connect.ts";
 
 /**
  * any → pending: the events are answered again (the caller queues their process_events job in the same

@@ -1,4 +1,4 @@
-import type { Sql, TransactionSql } from "../connect.ts";
+import type { Sql, TransactionSql } from "../connection/connect.ts";
 
 /** What the write that answered an order knew, for judging its events. */
 export interface OrderWrite {

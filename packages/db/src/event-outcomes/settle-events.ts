@@ -1,4 +1,4 @@
-import type { Sql, TransactionSql } from "../connect.ts";
+import type { Sql, TransactionSql } from "../connection/connect.ts";
 import type { SettledOutcome } from "./event-outcomes.ts";
 
 /** One event's answer, for {@link settleEvents}. */

@@ -1,4 +1,4 @@
-import type { Sql, TransactionSql } from "../connect.ts";
+import type { Sql, TransactionSql } from "../connection/connect.ts";
 
 /**
  * pending → skipped_revoked: every pending event of a revoked merchant (but the revocation itself, which

@@ -1,4 +1,4 @@
-import type { Sql, TransactionSql } from "../connect.ts";
+import type { Sql, TransactionSql } from "../connection/connect.ts";
 
 /** pending → failed (with the error) or skipped_revoked: the order's unsettled events, when its fetch was refused. */
 export async function settleOrderEvents(

@@ -1,5 +1,5 @@
 import type { PendingQuery, Row } from "postgres";
-import type { Sql, TransactionSql } from "../connect.ts";
+import type { Sql, TransactionSql } from "../connection/connect.ts";
 
 /**
  * (stored) → pending, or ignored_self when this application's own write caused the event: the outcome

@@ -1,4 +1,4 @@
-import type { TransactionSql } from "../connect.ts";
+import type { TransactionSql } from "../connection/connect.ts";
 
 /** One order of a claim: its claimed queue rows, folded. */
 export interface Claimed {

@@ -1,4 +1,4 @@
-import type { Sql, TransactionSql } from "../connect.ts";
+import type { Sql, TransactionSql } from "../connection/connect.ts";
 
 /**
  * Drops the merchant's queued order refreshes (a revocation: no more calls will be made for it). Waits for the

@@ -1,4 +1,4 @@
-import type { TransactionSql } from "../connect.ts";
+import type { TransactionSql } from "../connection/connect.ts";
 
 /**
  * Puts claimed rows back in the queue until `waitMs` after they were first queued (a version gap waiting to

@@ -1,4 +1,4 @@
-import type { Sql, TransactionSql } from "../connect.ts";
+import type { Sql, TransactionSql } from "../connection/connect.ts";
 
 /**
  * `sync.order_refresh`: orders waiting for a fetch by the worker's order refresher (migrations 0007, 0008,

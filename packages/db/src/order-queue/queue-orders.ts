@@ -1,4 +1,4 @@
-import type { Sql, TransactionSql } from "../connect.ts";
+import type { Sql, TransactionSql } from "../connection/connect.ts";
 import { type QueuedOrder, wakeOrderRefreshers } from "./order-queue.ts";
 
 /**

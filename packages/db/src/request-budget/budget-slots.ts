@@ -1,4 +1,4 @@
-import type { Sql, TransactionSql } from "../connect.ts";
+import type { Sql, TransactionSql } from "../connection/connect.ts";
 
 /**
  * The request budget's ring (`sync.request_budget`, migration 0014), as TypeScript reads it: 50 ms slots, a

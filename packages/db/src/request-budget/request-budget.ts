@@ -1,5 +1,5 @@
 import type { BudgetGrant } from "@loops-sync/loops-client";
-import type { Sql } from "../connect.ts";
+import type { Sql } from "../connection/connect.ts";
 import { budgetSlotInWindow } from "./budget-slots.ts";
 
 export interface RequestBudgetOptions {

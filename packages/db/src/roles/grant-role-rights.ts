@@ -1,4 +1,4 @@
-import type { Sql } from "../connect.ts";
+import type { Sql } from "../connection/connect.ts";
 import { DbError } from "../db-error.ts";
 import { MIGRATION_LOCK } from "../migrate.ts";
 import { type GrantableRights, type RoleRights, rightsAfter } from "./role-rights.ts";

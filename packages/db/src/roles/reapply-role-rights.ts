@@ -1,4 +1,4 @@
-import type { TransactionSql } from "../connect.ts";
+import type { TransactionSql } from "../connection/connect.ts";
 import { DbError } from "../db-error.ts";
 
 /**

@@ -1,4 +1,5 @@
-import { isTransaction, type Sql, type TransactionSql } from "@loops-sync/db";
+import type { Sql, TransactionSql } from "@loops-sync/db";
+import { inTransaction } from "../in-transaction.ts";
 import { checkOrder, type OrderInput } from "./order-input.ts";
 
 export interface ApplyOrderResult {
@@ -29,15 +30,6 @@ export interface OrderProvenance {
   eventIds?: readonly string[];
   openEvent?: boolean;
   source?: "catchup" | "backfill" | "repair" | "confirm";
-}
-
-/** Runs `work` in the caller's transaction when given one, otherwise in a new one. */
-export async function inTransaction<T>(
-  sql: Sql | TransactionSql,
-  work: (tx: TransactionSql) => Promise<T>,
-): Promise<T> {
-  if (isTransaction(sql)) return await work(sql);
-  return (await sql.begin((tx) => work(tx))) as T;
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { Sql } from "./connect.ts";
+import type { Sql } from "../connection/connect.ts";
 
 /**
  * The lowest position of `replica.changes` that something other than a reader still needs, whatever its age,

@@ -1,6 +1,6 @@
 import type { Sql, TaskName, TaskPayloads, TransactionSql } from "@loops-sync/db";
 import type { Job } from "graphile-worker";
-import { merchantFlag } from "./merchant-state.ts";
+import { merchantFlag } from "../merchants/merchant-state.ts";
 
 /** Attempts a job gets unless it says otherwise: about 22 hours of graphile-worker's exponential backoff. */
 export const DEFAULT_MAX_ATTEMPTS = 12;

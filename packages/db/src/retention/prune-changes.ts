@@ -1,5 +1,5 @@
+import type { Sql, TransactionSql } from "../connection/connect.ts";
 import { lowestChangeConsumersNeed, lowestChangeStillNeeded } from "./changes-still-needed.ts";
-import type { Sql, TransactionSql } from "./connect.ts";
 
 export interface PruneChangesOptions {
   /** Changes written (`changed_at`) before this time are candidates. */

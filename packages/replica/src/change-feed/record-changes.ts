@@ -1,6 +1,6 @@
 import type { TransactionSql } from "@loops-sync/db";
 import type { ChangeResource, ChangeSource } from "@loops-sync/schema";
-import type { ApplyOrderResult } from "./apply-orders-if-newer.ts";
+import type { ApplyOrderResult } from "../orders/apply-orders-if-newer.ts";
 
 /** One committed change of a mirrored row, as `replica.changes` records it. */
 export interface ChangeInput {

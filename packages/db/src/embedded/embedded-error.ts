@@ -1,4 +1,4 @@
-import { DbError } from "./db-error.ts";
+import { DbError } from "../db-error.ts";
 
 const USE_OTHER = "or set DATABASE_URL to a PostgreSQL server";
 

@@ -15,7 +15,7 @@ import {
 import { createRequire } from "node:module";
 import path from "node:path";
 import { promisify } from "node:util";
-import { DbError } from "./db-error.ts";
+import { DbError } from "../db-error.ts";
 
 const run = promisify(execFile);
 

@@ -1,5 +1,5 @@
+import { DbError } from "../db-error.ts";
 import type { Sql, TransactionSql } from "./connect.ts";
-import { DbError } from "./db-error.ts";
 
 /** What the work of a {@link pipelinedTransaction} hands back. */
 export interface PipelinedWork<T> {

@@ -1,6 +1,6 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import path from "node:path";
-import { isDbError } from "./db-error.ts";
+import { isDbError } from "../db-error.ts";
 import { classifyStartOutput, classifySystemError } from "./embedded-error.ts";
 import type { ServerUser } from "./embedded-place.ts";
 

@@ -1,8 +1,8 @@
 import { unstorableReason } from "@loops-sync/db";
 import { LoopsError } from "@loops-sync/loops-client";
 import { describe, expect, it } from "vitest";
+import { invalidOrder } from "../orders/order-input.ts";
 import { classifyUpstreamFailure } from "./classify-upstream-failure.ts";
-import { invalidOrder } from "./order-input.ts";
 
 const apiError = (
   status: number,

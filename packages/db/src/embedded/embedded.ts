@@ -3,7 +3,7 @@ import { chown, mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/pro
 import { createServer } from "node:net";
 import path from "node:path";
 import postgres from "postgres";
-import { DbError, isDbError } from "./db-error.ts";
+import { DbError, isDbError } from "../db-error.ts";
 import { classifySystemError } from "./embedded-error.ts";
 import {
   mirrorTree,

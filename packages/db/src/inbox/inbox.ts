@@ -1,8 +1,8 @@
-import type { Sql, TransactionSql } from "./connect.ts";
-import { storedOutcome } from "./event-outcomes/stored-outcome.ts";
-import { wakeOrderRefreshers } from "./order-queue/order-queue.ts";
-import { queueInboxOrders } from "./order-queue/queue-orders.ts";
-import { PROCESS_EVENTS_MAX_ATTEMPTS, payloadField, taskName } from "./tasks.ts";
+import type { Sql, TransactionSql } from "../connection/connect.ts";
+import { storedOutcome } from "../event-outcomes/stored-outcome.ts";
+import { wakeOrderRefreshers } from "../order-queue/order-queue.ts";
+import { queueInboxOrders } from "../order-queue/queue-orders.ts";
+import { PROCESS_EVENTS_MAX_ATTEMPTS, payloadField, taskName } from "../tasks.ts";
 
 /** An upstream event envelope (webhook body or GET /events item). Unknown fields are kept. */
 export interface EventEnvelope {

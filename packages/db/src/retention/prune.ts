@@ -1,6 +1,6 @@
 import { setTimeout as delay } from "node:timers/promises";
-import type { Sql } from "./connect.ts";
-import { TERMINAL_OUTCOMES } from "./event-outcomes/event-outcomes.ts";
+import type { Sql } from "../connection/connect.ts";
+import { TERMINAL_OUTCOMES } from "../event-outcomes/event-outcomes.ts";
 import { pruneChanges } from "./prune-changes.ts";
 
 export interface PruneOptions {

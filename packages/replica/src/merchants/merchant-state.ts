@@ -1,13 +1,13 @@
 import { dropQueuedOrders, type Sql, skipRevokedMerchantEvents, type TransactionSql } from "@loops-sync/db";
-import type { PauseCause } from "./classify-upstream-failure.ts";
-import { type ChangeInput, type ChangeSource, recordChanges } from "./record-changes.ts";
+import { type ChangeInput, type ChangeSource, recordChanges } from "../change-feed/record-changes.ts";
+import type { PauseCause } from "../upstream/classify-upstream-failure.ts";
 
 export interface MerchantState {
   /** "unknown" when sync.merchants has no row yet (treated as active). */
   status: "active" | "revoked" | "unknown";
   /**
    * No call for this merchant before then: a 429's Retry-After, or a pause of the application or the
-   * merchant (upstream-pause.ts) until its next probe.
+   * merchant (upstream/upstream-pause.ts) until its next probe.
    */
   pausedUntil: Date | null;
   /** Why calls are paused when Loops refused them (the application's pause first), else null. */
