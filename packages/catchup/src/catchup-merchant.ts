@@ -1,12 +1,11 @@
 import { setTimeout as delay } from "node:timers/promises";
 import type { Logger } from "@loops-sync/config";
-import type { Sql } from "@loops-sync/db";
+import { pauseMerchant, type Sql } from "@loops-sync/db";
 import type { Event, SyncApi } from "@loops-sync/loops-client";
 import {
   classifyUpstreamFailure,
   enterPause,
   type PauseBackoff,
-  pauseMerchant,
   readMerchantState,
   revokeMerchantAndRecord,
 } from "@loops-sync/replica";

@@ -61,6 +61,12 @@ export {
   storeEventsAndEnqueue,
 } from "./inbox/inbox.ts";
 export { orderIdOf } from "./inbox/order-id-of.ts";
+export { type ConfirmedMerchant, confirmMerchant, refuseMerchant } from "./merchants/confirm-merchant.ts";
+export { learnConfiguredMerchants } from "./merchants/learn-merchants.ts";
+export { markMerchantRevoked, reopenRevokedMerchant } from "./merchants/mark-merchant-revoked.ts";
+export { pauseMerchant } from "./merchants/pause-merchant.ts";
+export { recordActiveConnection } from "./merchants/record-active-connection.ts";
+export { recordLocationsListing } from "./merchants/record-locations-listing.ts";
 export {
   MIGRATIONS_DIR,
   type MigrateResult,

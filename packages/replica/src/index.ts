@@ -30,7 +30,6 @@ export {
   merchantFlag,
   merchantStatus,
   pausedMerchantFlags,
-  pauseMerchant,
   type Revocation,
   readMerchantState,
   revocationIsStale,

@@ -1,11 +1,10 @@
 import type { EventEmitter } from "node:events";
-import { holdOrders, planForCurrentSize, type TransactionSql } from "@loops-sync/db";
+import { holdOrders, pauseMerchant, planForCurrentSize, type TransactionSql } from "@loops-sync/db";
 import { type Coalescing, coalescing, type SyncMerchantApi } from "@loops-sync/loops-client";
 import {
   checkOrder,
   classifyUpstreamFailure,
   enterPause,
-  pauseMerchant,
   recordChanges,
   revokeMerchant,
   type StatusChain,

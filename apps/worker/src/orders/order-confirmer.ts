@@ -1,4 +1,5 @@
-import { classifyUpstreamFailure, pauseMerchant } from "@loops-sync/replica";
+import { pauseMerchant } from "@loops-sync/db";
+import { classifyUpstreamFailure } from "@loops-sync/replica";
 import type { WorkerContext } from "../worker-context.ts";
 import { applyConfirmingPage } from "./apply-confirming-page.ts";
 

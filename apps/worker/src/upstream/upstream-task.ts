@@ -1,9 +1,8 @@
-import type { TaskName, TaskPayloads } from "@loops-sync/db";
+import { pauseMerchant, type TaskName, type TaskPayloads } from "@loops-sync/db";
 import {
   classifyUpstreamFailure,
   enterPause,
   type MerchantState,
-  pauseMerchant,
   readMerchantState,
   rescheduleJob,
   revokeMerchantAndRecord,

@@ -1,5 +1,6 @@
 import type { Sql, TransactionSql } from "../connection/connect.ts";
 import { storedOutcome } from "../event-outcomes/stored-outcome.ts";
+import { learnInboxMerchants } from "../merchants/learn-merchants.ts";
 import { wakeOrderRefreshers } from "../order-queue/order-queue.ts";
 import { queueInboxOrders } from "../order-queue/queue-orders.ts";
 import { PROCESS_EVENTS_MAX_ATTEMPTS, payloadField, taskName } from "../tasks.ts";
@@ -114,17 +115,8 @@ export async function storeEventsAndEnqueue(
     -- Order events go straight to the order refresh queue (apps/worker/src/orders/), woken by NOTIFY.
     refreshing as (${queueInboxOrders(sql)}),
     woken as (${wakeOrderRefreshers(sql)}),
-    -- DO NOTHING takes no row lock on known merchants: concurrent batches never queue behind each other here.
-    -- A merchant first named by a webhook is unconfirmed until GET /connection answers for it (the worker's
-    -- confirm_merchant): a portal test event's made-up merchant must not join the sync.
-    learned as (
-      insert into sync.merchants (id, learned_from, status)
-      select distinct merchant_id, ${source},
-             case when ${source}::text = 'webhook' then 'unconfirmed' else 'active' end
-      from stored
-      on conflict (id) do nothing
-      returning id, status
-    ),
+    -- New merchants: unconfirmed when a webhook names them, until GET /connection answers (merchants/).
+    learned as (${learnInboxMerchants(sql, source)}),
     -- Asked at once, whatever the events' types.
     confirming as (
       select graphile_worker.add_job(

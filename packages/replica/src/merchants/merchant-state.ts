@@ -1,4 +1,10 @@
-import { dropQueuedOrders, type Sql, skipRevokedMerchantEvents, type TransactionSql } from "@loops-sync/db";
+import {
+  dropQueuedOrders,
+  markMerchantRevoked,
+  type Sql,
+  skipRevokedMerchantEvents,
+  type TransactionSql,
+} from "@loops-sync/db";
 import { type ChangeInput, type ChangeSource, recordChanges } from "../change-feed/record-changes.ts";
 import type { PauseCause } from "../upstream/classify-upstream-failure.ts";
 
@@ -41,25 +47,6 @@ export async function readMerchantState(
 /** sync.merchants.status as the worker reads it (no row: "unknown", treated as active). */
 export function merchantStatus(stored: string | null | undefined): MerchantState["status"] {
   return stored === "revoked" ? "revoked" : stored === "active" ? "active" : "unknown";
-}
-
-/**
- * Holds every call for this merchant until `seconds` from now (a 429's Retry-After). A later pause never
- * shortens an earlier, longer one. Returns the moment calls may resume.
- */
-export async function pauseMerchant(
-  sql: Sql | TransactionSql,
-  merchantId: string,
-  seconds: number,
-): Promise<Date> {
-  const wait = Math.max(1, Math.ceil(seconds));
-  const [row] = await sql<{ paused_until: Date }[]>`
-    insert into sync.merchants as m (id, learned_from, paused_until)
-    values (${merchantId}, 'webhook', now() + make_interval(secs => ${wait}))
-    on conflict (id) do update
-      set paused_until = greatest(coalesce(m.paused_until, now()), excluded.paused_until)
-    returning paused_until`;
-  return row!.paused_until;
 }
 
 /** What a revocation knows: which connection, and what told us. */
@@ -117,12 +104,7 @@ export async function revokeMerchant(
     // The queue rows first: this waits for the merchant's running order batches, which may still need to
     // settle their events through the worker's order applier; locking those events first would hold it up.
     await dropQueuedOrders(sql, merchantId);
-    await sql`
-      insert into sync.merchants as m (id, learned_from, status, revoked_at, connection_id)
-      values (${merchantId}, 'webhook', 'revoked', now(), ${connectionId})
-      on conflict (id) do update
-      set status = 'revoked', connection_id = coalesce(excluded.connection_id, m.connection_id),
-          revoked_at = case when m.status = 'revoked' then coalesce(m.revoked_at, now()) else now() end`;
+    await markMerchantRevoked(sql, merchantId, connectionId);
     await skipRevokedMerchantEvents(sql, merchantId);
   }
   const rows = await sql<{ id: string; previous_status: string | null }[]>`
