@@ -84,42 +84,6 @@ const ALLOWED: { table: string; file: string; why: string }[] = [
     file: "apps/worker/src/merchants/upsert-merchant.ts",
     why: "GET /connection is mirrored in the merchant refresh's one statement",
   },
-  // The merchant's state is still written where these steps learn it; their transitions are in merchants/.
-  {
-    table: "sync.merchants",
-    file: "packages/catchup/src/list-active-merchants.ts",
-    why: "catch-up learns merchants from GET /connections",
-  },
-  {
-    table: "sync.merchants",
-    file: "apps/worker/src/merchants/confirm-merchant-task.ts",
-    why: "confirm_merchant: unconfirmed → active or unknown",
-  },
-  {
-    table: "sync.merchants",
-    file: "apps/worker/src/events/process-events-task.ts",
-    why: "a reconnect reopens a revoked merchant",
-  },
-  {
-    table: "sync.merchants",
-    file: "apps/worker/src/reconcile/run-reconcile.ts",
-    why: "the reconcile learns merchants from GET /connections",
-  },
-  {
-    table: "sync.merchants",
-    file: "apps/worker/src/start-worker.ts",
-    why: "LOOPS_MERCHANT_IDS seeds merchants at start",
-  },
-  {
-    table: "sync.merchants",
-    file: "apps/worker/src/mirror/upsert-locations.ts",
-    why: "locations_listed_at, in the listing's statement",
-  },
-  {
-    table: "sync.merchants",
-    file: "apps/worker/src/merchants/upsert-merchant.ts",
-    why: "connection_id, in the merchant refresh's statement",
-  },
 ];
 
 const WRITE = /\b(insert\s+into|update|delete\s+from)\s+((?:sync|replica)\.\w+)\b/gi;

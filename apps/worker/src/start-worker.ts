@@ -1,7 +1,7 @@
 import { EventEmitter } from "node:events";
 import { scheduleCatchup } from "@loops-sync/catchup";
 import { createLogger, type Logger } from "@loops-sync/config";
-import type { Sql } from "@loops-sync/db";
+import { learnConfiguredMerchants, type Sql } from "@loops-sync/db";
 import type { SyncApi } from "@loops-sync/loops-client";
 import {
   DEFAULT_PAUSE_BACKOFF,
@@ -167,11 +167,7 @@ export async function startWorker({
   const ctx: WorkerContext = { sql, client, logger, metrics, applicationId, pauseBackoff };
   const jobs = workerJobs(ctx, { resourcesCron, merchantIds, catchup, prune });
 
-  if (merchantIds.length > 0) {
-    await sql`
-      insert into sync.merchants (id, learned_from) select unnest(${[...merchantIds]}::text[]), 'config'
-      on conflict (id) do nothing`;
-  }
+  await learnConfiguredMerchants(sql, merchantIds);
 
   const pools = createPoolRegistry({ sql, logger, deadAfterMs: deadWorkerAfterMs });
   const events: WorkerEvents = new EventEmitter();

@@ -1,4 +1,4 @@
-import type { Sql } from "@loops-sync/db";
+import { learnConfiguredMerchants, type Sql } from "@loops-sync/db";
 import { type Database, kyselyOver } from "@loops-sync/schema";
 
 /**
@@ -6,11 +6,7 @@ import { type Database, kyselyOver } from "@loops-sync/schema";
  * merchant learned and confirmed since (not revoked, not unconfirmed or unknown to Loops). Sorted, so runs and logs are reproducible.
  */
 export async function listActiveMerchants(sql: Sql, configured: readonly string[] = []): Promise<string[]> {
-  if (configured.length > 0) {
-    await sql`
-      insert into sync.merchants (id, learned_from) select unnest(${[...configured]}::text[]), 'config'
-      on conflict (id) do nothing`;
-  }
+  await learnConfiguredMerchants(sql, configured);
   const rows = await kyselyOver<Database>(sql)
     .selectFrom("sync.merchants")
     .select("id")

@@ -2,6 +2,7 @@ import {
   type OrderEventsToSettle,
   type QueuedOrder,
   queueOrders,
+  reopenRevokedMerchant,
   type SettledEvent,
   settleCoveredOrderEvents,
   settleEvents,
@@ -255,15 +256,12 @@ function isReconnect(
 }
 
 /**
- * revoked → unconfirmed: the merchant names the new connection and waits for confirm_merchant's
- * GET /connection (active: synced again; refused: revoked again, with that connection, so its next events
- * ask nothing). One confirmation per merchant at a time (the inbox's job key).
+ * A reconnect: the merchant goes revoked → unconfirmed, naming the new connection (`reopenRevokedMerchant`),
+ * and confirm_merchant's GET /connection is asked for. One confirmation per merchant at a time (the inbox's
+ * job key).
  */
 async function startReconnect(tx: TransactionSql, merchantId: string, connectionId: string): Promise<void> {
-  const moved = await tx`
-    update sync.merchants set status = 'unconfirmed', connection_id = ${connectionId}, confirm_error = null
-    where id = ${merchantId} and status = 'revoked' returning id`;
-  if (moved.length === 0) return;
+  if (!(await reopenRevokedMerchant(tx, merchantId, connectionId))) return;
   await enqueueJob(tx, {
     task: "confirm_merchant",
     payload: { merchantId },

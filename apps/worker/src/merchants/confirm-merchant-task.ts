@@ -1,5 +1,7 @@
 import {
+  confirmMerchant,
   PROCESS_EVENTS_MAX_ATTEMPTS,
+  refuseMerchant,
   type Sql,
   settleUnknownMerchantEvents,
   skipRevokedMerchantEvents,
@@ -24,12 +26,8 @@ import { type ConnectionInput, upsertConnection } from "./upsert-merchant.ts";
  */
 async function recordUnknownMerchant(sql: Sql, merchantId: string, why: string): Promise<void> {
   await sql.begin(async (tx) => {
-    const [row] = await tx<{ status: string }[]>`
-      update sync.merchants
-      set status = case when revoked_at is null then 'unknown' else 'revoked' end, confirm_error = ${why}
-      where id = ${merchantId} and status = 'unconfirmed'
-      returning status`;
-    if (row?.status === "revoked") await skipRevokedMerchantEvents(tx, merchantId);
+    const status = await refuseMerchant(tx, merchantId, why);
+    if (status === "revoked") await skipRevokedMerchantEvents(tx, merchantId);
     else await settleUnknownMerchantEvents(tx, merchantId, why);
   });
 }
@@ -76,14 +74,9 @@ export function confirmMerchantTask(ctx: WorkerContext): Task {
             await recordChanges(tx, causedBy(changes, null, "webhook"));
             return;
           }
-          // revoked_at still set: a revoked merchant connected again (a reconnect, process_events).
-          const [before] = await tx<{ status: string; revoked_at: Date | null }[]>`
-            select status, revoked_at from sync.merchants where id = ${merchantId} for update`;
-          if (before?.status !== "unconfirmed") return;
-          await tx`
-            update sync.merchants
-            set status = 'active', confirm_error = null, connection_id = ${connection.id}, revoked_at = null
-            where id = ${merchantId}`;
+          // Null: no longer unconfirmed (another confirmation came first).
+          const confirmed = await confirmMerchant(tx, merchantId, connection.id);
+          if (!confirmed) return;
           const changes = await upsertConnection(tx, connection);
           const pending = await tx<{ id: string; source: "webhook" | "catchup" | "cli" }[]>`
             select id, source from sync.events e
@@ -104,7 +97,7 @@ export function confirmMerchantTask(ctx: WorkerContext): Task {
             jobKey: `reconcile:${merchantId}`,
             jobKeyMode: "preserve_run_at",
           });
-          if (before.revoked_at !== null) {
+          if (confirmed.wasRevoked) {
             // Events of the time it was revoked were skipped, and catch-up left it out: read its event log
             // again from its cursor.
             await enqueueJob(tx, {

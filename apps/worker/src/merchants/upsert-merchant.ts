@@ -1,4 +1,4 @@
-import type { Sql, TransactionSql } from "@loops-sync/db";
+import { recordActiveConnection, type Sql, type TransactionSql } from "@loops-sync/db";
 import type { ResourceChange } from "@loops-sync/replica";
 
 /** GET /merchant as the replica needs it; other fields are kept in `raw`. */
@@ -95,11 +95,7 @@ export async function upsertConnection(
     )
     select w.id, w.merchant_id, w.status, p.status as previous_status, p.status is null as inserted
     from written w left join prev p on true`;
-  if (connection.status === "active") {
-    await sql`
-      update sync.merchants set connection_id = ${connection.id}
-      where id = ${connection.merchant_id} and status = 'active'
-        and connection_id is distinct from ${connection.id}`;
-  }
+  if (connection.status === "active")
+    await recordActiveConnection(sql, connection.merchant_id, connection.id);
   return asChange("connection", rows);
 }

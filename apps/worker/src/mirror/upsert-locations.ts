@@ -1,4 +1,4 @@
-import type { Sql, TransactionSql } from "@loops-sync/db";
+import { recordLocationsListing, type Sql, type TransactionSql } from "@loops-sync/db";
 import { inTransaction, type ResourceChange } from "@loops-sync/replica";
 
 /** GET /locations item as the replica needs it; other fields are kept in `raw`. */
@@ -59,8 +59,8 @@ function asChanges(
  * replica mirrors what the connection can see. Only call it with a listing read to its last page. Rows read
  * as stored write nothing; what was written (inserted, updated, deleted) comes back for the feed.
  * Writes of one merchant's listings take turns (a transaction-scoped advisory lock), and one that started
- * before the last written (`listedAt` against sync.merchants.locations_listed_at) writes nothing: a reconcile
- * that listed before go-live cannot delete what go-live just wrote.
+ * before the last written (`recordLocationsListing`) writes nothing: a reconcile that listed before go-live
+ * cannot delete what go-live just wrote.
  */
 export async function replaceMerchantLocations(
   sql: Sql | TransactionSql,
@@ -71,12 +71,7 @@ export async function replaceMerchantLocations(
   const connectionsJson = JSON.stringify(channelConnections);
   return await inTransaction(sql, async (tx) => {
     await tx`select pg_advisory_xact_lock(hashtext('loops-sync locations'), hashtext(${merchantId}))`;
-    if (listedAt) {
-      const [newer] = await tx`
-        select 1 from sync.merchants where id = ${merchantId} and locations_listed_at > ${listedAt}`;
-      if (newer) return [];
-      await tx`update sync.merchants set locations_listed_at = ${listedAt} where id = ${merchantId}`;
-    }
+    if (listedAt && !(await recordLocationsListing(tx, merchantId, listedAt))) return [];
     const locationRows = await tx<Written[]>`
       with input as (select l from jsonb_array_elements(${locationsJson}::text::jsonb) as l),
       prev as (

@@ -1,5 +1,5 @@
 import type { Logger } from "@loops-sync/config";
-import type { Sql } from "@loops-sync/db";
+import { learnConfiguredMerchants, type Sql } from "@loops-sync/db";
 import type { SyncApi } from "@loops-sync/loops-client";
 import {
   causedBy,
@@ -65,11 +65,7 @@ export async function runReconcile({
   signal,
   logger,
 }: RunReconcileOptions): Promise<ReconcileRun> {
-  if (merchantIds.length > 0) {
-    await sql`
-      insert into sync.merchants (id, learned_from) select unnest(${[...merchantIds]}::text[]), 'config'
-      on conflict (id) do nothing`;
-  }
+  await learnConfiguredMerchants(sql, merchantIds);
   const ids = merchantId
     ? [merchantId]
     : (await sql<{ id: string }[]>`select id from sync.merchants where status = 'active' order by id`).map(
