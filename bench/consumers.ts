@@ -7,9 +7,7 @@
 //    change's commit to its ack (p50/p99), with duplicates and misses.
 import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import type { Sql } from "@loops-sync/db";
-import { connect } from "@loops-sync/db";
-import { recordChanges } from "@loops-sync/replica";
+import { connect, recordChanges, type Sql } from "@loops-sync/db";
 import { openBenchServer } from "./bench-database.ts";
 import { describeMachine, formatLoad } from "./machine.ts";
 import { percentile } from "./percentile.ts";

@@ -6,8 +6,8 @@
 // database only). Prints orders applied per second of each run and each mode's ratio to `none` per round
 // (the machine is shared: compare ratios).
 import { parseArgs } from "node:util";
-import { connect, pipelinedTransaction } from "@loops-sync/db";
-import { applyOrdersIfNewer, orderChanges, recordChanges } from "@loops-sync/replica";
+import { connect, pipelinedTransaction, recordChanges } from "@loops-sync/db";
+import { applyOrdersIfNewer, orderChanges } from "@loops-sync/replica";
 import { startSandbox } from "@loops-sync/sandbox";
 import { openBenchServer } from "./bench-database.ts";
 import { describeMachine, formatLoad } from "./machine.ts";

@@ -7,8 +7,7 @@
 // 4. lag from a change's commit (changed_at) to its 2xx, at 500 changes/s.
 import { parseArgs } from "node:util";
 import { createLogger } from "@loops-sync/config";
-import type { Sql } from "@loops-sync/db";
-import { recordChanges } from "@loops-sync/replica";
+import { recordChanges, type Sql } from "@loops-sync/db";
 import { type Forwarder, startForwarder } from "@loops-sync/worker";
 import { startForwardEndpoint } from "#testkit/forward-endpoint";
 import { waitFor } from "#testkit/wait-for";

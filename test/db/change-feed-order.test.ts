@@ -2,8 +2,8 @@
 // processed sees every committed change exactly once, in order, while many writers commit out of order, one of
 // them holds a row lock (or the feed itself) for a while, and one is killed mid-transaction. The last case runs
 // the same race against the naive design (no feed lock) and shows the harness catches the change it skips.
-import { connect, type Sql } from "@loops-sync/db";
-import { applyOrdersIfNewer, orderChanges, recordChanges } from "@loops-sync/replica";
+import { connect, recordChanges, type Sql } from "@loops-sync/db";
+import { applyOrdersIfNewer, orderChanges } from "@loops-sync/replica";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 import { makeOrder } from "../support/make-order.ts";

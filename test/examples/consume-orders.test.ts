@@ -3,8 +3,8 @@
 // order its final status, each change counted once across the instances.
 import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
-import type { Sql } from "@loops-sync/db";
-import { applyOrdersIfNewer, orderChanges, recordChanges } from "@loops-sync/replica";
+import { recordChanges, type Sql } from "@loops-sync/db";
+import { applyOrdersIfNewer, orderChanges } from "@loops-sync/replica";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "#testkit/wait-for";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";

@@ -1,8 +1,7 @@
 // consumeChanges and snapshotThenFollow against a real Postgres: several instances share one consumer, each
 // change is handled once with its ack, in order per resource; woken by NOTIFY; resuming after its connections
 // are killed; and a snapshot of the mirror followed without a gap or a double.
-import { connect, type Sql } from "@loops-sync/db";
-import { recordChanges } from "@loops-sync/replica";
+import { connect, recordChanges, type Sql } from "@loops-sync/db";
 import { consumeChanges, snapshotThenFollow } from "@loops-sync/schema";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "#testkit/wait-for";

@@ -2,7 +2,7 @@
 // signature with the standardwebhooks package, and the worker's forwarder between them.
 
 import { createLogger } from "@loops-sync/config";
-import { recordChanges } from "@loops-sync/replica";
+import { recordChanges } from "@loops-sync/db";
 import { type Forwarder, startForwarder } from "@loops-sync/worker";
 import { afterEach, describe, expect, it } from "vitest";
 import { type ForwardEndpoint, startForwardEndpoint } from "#testkit/forward-endpoint";

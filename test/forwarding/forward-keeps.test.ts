@@ -1,8 +1,7 @@
 // What prune must keep for forwarding (sync.forward_needed_from, sync.forward_keeps), and FORWARD_RESOURCES.
 
 import { createLogger } from "@loops-sync/config";
-import { pruneFinished } from "@loops-sync/db";
-import { recordChanges } from "@loops-sync/replica";
+import { pruneFinished, recordChanges } from "@loops-sync/db";
 import { startForwarder } from "@loops-sync/worker";
 import { afterEach, describe, expect, it } from "vitest";
 import { startForwardEndpoint } from "#testkit/forward-endpoint";

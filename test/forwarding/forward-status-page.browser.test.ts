@@ -1,7 +1,7 @@
 // The status page's forwarding section, in headless Chromium: the endpoint's state and the dead changes, and
 // forwarding that no worker runs any more shown as off.
 
-import { recordChanges } from "@loops-sync/replica";
+import { recordChanges } from "@loops-sync/db";
 import { type ServedStatusPage, serveStatusPage } from "@loops-sync/status";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -1,5 +1,4 @@
-import type { Sql } from "@loops-sync/db";
-import { type ChangeInput, recordChanges } from "@loops-sync/replica";
+import { type ChangeInput, recordChanges, type Sql } from "@loops-sync/db";
 import { expect } from "vitest";
 import type { ForwardEndpoint } from "#testkit/forward-endpoint";
 

@@ -1,5 +1,4 @@
-import type { Sql } from "@loops-sync/db";
-import { type ChangeInput, recordChanges } from "@loops-sync/replica";
+import { type ChangeInput, recordChanges, type Sql } from "@loops-sync/db";
 
 /** An order's change as the apply path records it: new (→ placed) at version 1, then a status transition. */
 export function orderChange(

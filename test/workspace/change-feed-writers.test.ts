@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { REPO_ROOT, sourceFiles } from "../support/source-files.ts";
 
 /** The one writer of `replica.changes` (its insert takes the feed's commit-order lock, migration 0011). */
-const WRITER = path.join("packages", "replica", "src", "change-feed", "record-changes.ts");
+const WRITER = path.join("packages", "db", "src", "change-feed", "record-changes.ts");
 /** The one place the feed's names are written (resources, sources, the NOTIFY channel). */
 const NAMES = path.join("packages", "schema", "src", "change-feed.ts");
 

@@ -1,13 +1,17 @@
-import { isTransaction, type Sql, type TransactionSql } from "@loops-sync/db";
+import {
+  type ChangeInput,
+  isTransaction,
+  recordChanges,
+  type Sql,
+  type TransactionSql,
+} from "@loops-sync/db";
 import { isLoopsError } from "@loops-sync/loops-client";
 import {
   applyOrdersIfNewer,
-  type ChangeInput,
   checkOrder,
   inTransaction,
   type OrderProvenance,
   orderChanges,
-  recordChanges,
 } from "@loops-sync/replica";
 
 export interface AppliedPage {

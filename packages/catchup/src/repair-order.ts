@@ -1,6 +1,5 @@
-import type { Sql } from "@loops-sync/db";
+import { recordChanges, type Sql } from "@loops-sync/db";
 import type { Order } from "@loops-sync/loops-client";
-import { recordChanges } from "@loops-sync/replica";
 import { applyOrderPage } from "./apply-order-page.ts";
 import type { OrderDifference } from "./compare-order.ts";
 

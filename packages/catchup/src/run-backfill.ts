@@ -1,12 +1,7 @@
 import type { Logger } from "@loops-sync/config";
-import type { Sql } from "@loops-sync/db";
+import { recordChanges, type Sql } from "@loops-sync/db";
 import type { SyncApi } from "@loops-sync/loops-client";
-import {
-  classifyUpstreamFailure,
-  readMerchantState,
-  recordChanges,
-  revokeMerchantAndRecord,
-} from "@loops-sync/replica";
+import { classifyUpstreamFailure, readMerchantState, revokeMerchantAndRecord } from "@loops-sync/replica";
 import { applyOrderPage } from "./apply-order-page.ts";
 import {
   advanceBackfillRun,

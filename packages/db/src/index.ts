@@ -1,4 +1,13 @@
 export {
+  CHANGES_CHANNEL,
+  type ChangeInput,
+  type ChangeResource,
+  type ChangeSource,
+  type ResourceChange,
+} from "./change-feed/change-feed.ts";
+export { lowestChangeStillNeeded } from "./change-feed/changes-still-needed.ts";
+export { causedBy, recordChanges } from "./change-feed/record-changes.ts";
+export {
   type ConnectOptions,
   connect,
   describeConnectionError,
@@ -98,7 +107,6 @@ export {
   readRequestBudget,
   requestBudget,
 } from "./request-budget/request-budget.ts";
-export { lowestChangeStillNeeded } from "./retention/changes-still-needed.ts";
 export { type PruneOptions, type PruneResult, pruneFinished } from "./retention/prune.ts";
 export {
   type GrantRoleRightsOptions,

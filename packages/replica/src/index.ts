@@ -1,14 +1,3 @@
-export type { MirrorChange } from "./change-feed/mirror-change.ts";
-export {
-  CHANGES_CHANNEL,
-  type ChangeInput,
-  type ChangeResource,
-  type ChangeSource,
-  causedBy,
-  orderChanges,
-  type ResourceChange,
-  recordChanges,
-} from "./change-feed/record-changes.ts";
 export { inTransaction } from "./in-transaction.ts";
 export { DEFAULT_MAX_ATTEMPTS, enqueueJob, type JobSpec, rescheduleJob } from "./jobs/enqueue-job.ts";
 export { runInLanes } from "./jobs/run-in-lanes.ts";
@@ -24,6 +13,7 @@ export { applyBrands, type BrandInput } from "./menus/apply-brands.ts";
 export { applyJob, type JobInput } from "./menus/apply-job.ts";
 export { applyMenuIfNewer } from "./menus/apply-menu-if-newer.ts";
 export type { MenuInput } from "./menus/menu-input.ts";
+export type { MirrorChange } from "./menus/mirror-change.ts";
 export {
   MERCHANT_FLAG_PREFIX,
   type MerchantState,
@@ -48,6 +38,7 @@ export {
   type StatusChain,
   type StatusStep,
 } from "./orders/apply-status-from-events.ts";
+export { orderChanges } from "./orders/order-changes.ts";
 export { checkOrder, invalidOrder, type OrderInput } from "./orders/order-input.ts";
 export {
   classifyUpstreamFailure,

@@ -1,7 +1,9 @@
 import {
+  type ChangeInput,
   type OrderEventsToSettle,
   type QueuedOrder,
   queueOrders,
+  recordChanges,
   reopenRevokedMerchant,
   type SettledEvent,
   settleCoveredOrderEvents,
@@ -9,11 +11,9 @@ import {
   type TransactionSql,
 } from "@loops-sync/db";
 import {
-  type ChangeInput,
   enqueueJob,
   type JobSpec,
   type Revocation,
-  recordChanges,
   revocationIsStale,
   revokeMerchant,
 } from "@loops-sync/replica";

@@ -1,9 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { type Logger, version } from "@loops-sync/config";
-import type { Sql } from "@loops-sync/db";
+import { CHANGES_CHANNEL, type Sql } from "@loops-sync/db";
 import { backoffMs, coalescing } from "@loops-sync/loops-client";
-import { CHANGES_CHANNEL } from "@loops-sync/replica";
 import { decodeWebhookSecrets } from "@loops-sync/webhooks";
 import { Registry } from "prom-client";
 import { createAnswerBatch } from "./answer-batch.ts";

@@ -1,18 +1,14 @@
 import {
+  causedBy,
   confirmMerchant,
   PROCESS_EVENTS_MAX_ATTEMPTS,
+  recordChanges,
   refuseMerchant,
   type Sql,
   settleUnknownMerchantEvents,
   skipRevokedMerchantEvents,
 } from "@loops-sync/db";
-import {
-  causedBy,
-  classifyUpstreamFailure,
-  enqueueJob,
-  recordChanges,
-  revokeMerchant,
-} from "@loops-sync/replica";
+import { classifyUpstreamFailure, enqueueJob, revokeMerchant } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
 import { parseIds, upstreamTask } from "../upstream/upstream-task.ts";
 import type { WorkerContext } from "../worker-context.ts";

@@ -1,4 +1,5 @@
-import { causedBy, recordChanges, revokeMerchant } from "@loops-sync/replica";
+import { causedBy, recordChanges } from "@loops-sync/db";
+import { revokeMerchant } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
 import { settleRoutedEvents } from "../events/settle-events.ts";
 import { openSetAsideGate } from "../upstream/set-aside-gate.ts";

@@ -1,5 +1,4 @@
-import { recordActiveConnection, type Sql, type TransactionSql } from "@loops-sync/db";
-import type { ResourceChange } from "@loops-sync/replica";
+import { type ResourceChange, recordActiveConnection, type Sql, type TransactionSql } from "@loops-sync/db";
 
 /** GET /merchant as the replica needs it; other fields are kept in `raw`. */
 export interface MerchantInput {

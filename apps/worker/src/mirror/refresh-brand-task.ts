@@ -1,4 +1,5 @@
-import { applyBrands, applyMenuIfNewer, causedBy, recordChanges } from "@loops-sync/replica";
+import { causedBy, recordChanges } from "@loops-sync/db";
+import { applyBrands, applyMenuIfNewer } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
 import { settleRoutedEvents } from "../events/settle-events.ts";
 import { openSetAsideGate, SET_ASIDE_OUTCOME } from "../upstream/set-aside-gate.ts";

@@ -1,5 +1,5 @@
+import { causedBy, recordChanges } from "@loops-sync/db";
 import { LoopsError } from "@loops-sync/loops-client";
-import { causedBy, recordChanges } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
 import { settleRoutedEvents } from "../events/settle-events.ts";
 import { openSetAsideGate, SET_ASIDE_OUTCOME } from "../upstream/set-aside-gate.ts";

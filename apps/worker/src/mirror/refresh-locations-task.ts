@@ -1,6 +1,7 @@
+import { causedBy, recordChanges } from "@loops-sync/db";
 import type { CallOptions, SyncMerchantApi } from "@loops-sync/loops-client";
 import { LoopsError } from "@loops-sync/loops-client";
-import { causedBy, classifyUpstreamFailure, recordChanges } from "@loops-sync/replica";
+import { classifyUpstreamFailure } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
 import { settleRoutedEvents } from "../events/settle-events.ts";
 import { openSetAsideGate, SET_ASIDE_OUTCOME } from "../upstream/set-aside-gate.ts";

@@ -1,11 +1,5 @@
-import type { Sql, TransactionSql } from "@loops-sync/db";
-import {
-  applyJob,
-  applyMenuIfNewer,
-  type JobInput,
-  type MenuInput,
-  type ResourceChange,
-} from "@loops-sync/replica";
+import type { ResourceChange, Sql, TransactionSql } from "@loops-sync/db";
+import { applyJob, applyMenuIfNewer, type JobInput, type MenuInput } from "@loops-sync/replica";
 
 export type { JobInput, MenuInput };
 

@@ -1,5 +1,5 @@
-import { recordLocationsListing, type Sql, type TransactionSql } from "@loops-sync/db";
-import { inTransaction, type ResourceChange } from "@loops-sync/replica";
+import { type ResourceChange, recordLocationsListing, type Sql, type TransactionSql } from "@loops-sync/db";
+import { inTransaction } from "@loops-sync/replica";
 
 /** GET /locations item as the replica needs it; other fields are kept in `raw`. */
 export interface LocationInput {

@@ -1,5 +1,5 @@
-import type { Sql } from "@loops-sync/db";
-import { applyOrdersIfNewer, checkOrder, orderChanges, recordChanges } from "@loops-sync/replica";
+import { recordChanges, type Sql } from "@loops-sync/db";
+import { applyOrdersIfNewer, checkOrder, orderChanges } from "@loops-sync/replica";
 
 /**
  * One list page of a merchant's orders through the version gate, in one transaction with its feed changes:

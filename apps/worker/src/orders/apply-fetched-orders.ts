@@ -1,14 +1,19 @@
-import { payloadField, settleCoveredOrderEvents, type TransactionSql, taskName } from "@loops-sync/db";
+import {
+  type ChangeInput,
+  payloadField,
+  recordChanges,
+  settleCoveredOrderEvents,
+  type TransactionSql,
+  taskName,
+} from "@loops-sync/db";
 import {
   type ApplyOrderResult,
   applyOrdersIfNewer,
   applyStatusFromEvents,
-  type ChangeInput,
   DEFAULT_MAX_ATTEMPTS,
   MERCHANT_FLAG_PREFIX,
   type OrderInput,
   orderChanges,
-  recordChanges,
   type StatusChain,
 } from "@loops-sync/replica";
 import type { WorkerContext } from "../worker-context.ts";

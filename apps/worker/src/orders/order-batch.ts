@@ -1,11 +1,16 @@
 import type { EventEmitter } from "node:events";
-import { holdOrders, pauseMerchant, planForCurrentSize, type TransactionSql } from "@loops-sync/db";
+import {
+  holdOrders,
+  pauseMerchant,
+  planForCurrentSize,
+  recordChanges,
+  type TransactionSql,
+} from "@loops-sync/db";
 import { type Coalescing, coalescing, type SyncMerchantApi } from "@loops-sync/loops-client";
 import {
   checkOrder,
   classifyUpstreamFailure,
   enterPause,
-  recordChanges,
   revokeMerchant,
   type StatusChain,
 } from "@loops-sync/replica";

@@ -1,6 +1,6 @@
-import { settleOrderEvents } from "@loops-sync/db";
+import { recordChanges, settleOrderEvents } from "@loops-sync/db";
 import { LoopsError } from "@loops-sync/loops-client";
-import { applyOrderIfNewer, orderChanges, recordChanges } from "@loops-sync/replica";
+import { applyOrderIfNewer, orderChanges } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
 import { parseIds, upstreamTask } from "../upstream/upstream-task.ts";
 import type { WorkerContext } from "../worker-context.ts";

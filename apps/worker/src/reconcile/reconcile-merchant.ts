@@ -1,16 +1,19 @@
 import type { Logger } from "@loops-sync/config";
-import type { Sql, TransactionSql } from "@loops-sync/db";
+import {
+  type ChangeSource,
+  causedBy,
+  type ResourceChange,
+  recordChanges,
+  type Sql,
+  type TransactionSql,
+} from "@loops-sync/db";
 import type { CallOptions, SyncApi } from "@loops-sync/loops-client";
 import {
   applyBrands,
   applyJob,
   applyMenuIfNewer,
   type BrandInput,
-  type ChangeSource,
-  causedBy,
   type JobInput,
-  type ResourceChange,
-  recordChanges,
   revokeMerchant,
 } from "@loops-sync/replica";
 import { readConnection, readMerchant } from "../merchants/read-merchant.ts";

@@ -1,12 +1,7 @@
 import type { Logger } from "@loops-sync/config";
-import { learnConfiguredMerchants, type Sql } from "@loops-sync/db";
+import { causedBy, learnConfiguredMerchants, recordChanges, type Sql } from "@loops-sync/db";
 import type { SyncApi } from "@loops-sync/loops-client";
-import {
-  causedBy,
-  classifyUpstreamFailure,
-  recordChanges,
-  revokeMerchantAndRecord,
-} from "@loops-sync/replica";
+import { classifyUpstreamFailure, revokeMerchantAndRecord } from "@loops-sync/replica";
 import { upsertChannels } from "../mirror/upsert-locations.ts";
 import { openSetAsideGate } from "../upstream/set-aside-gate.ts";
 import { reconcileMerchant } from "./reconcile-merchant.ts";

@@ -1,7 +1,7 @@
 import { setTimeout as delay } from "node:timers/promises";
+import { pruneChanges } from "../change-feed/prune-changes.ts";
 import type { Sql } from "../connection/connect.ts";
 import { TERMINAL_OUTCOMES } from "../event-outcomes/event-outcomes.ts";
-import { pruneChanges } from "./prune-changes.ts";
 
 export interface PruneOptions {
   sql: Sql;

@@ -1,5 +1,5 @@
 import type { Sql, TransactionSql } from "@loops-sync/db";
-import type { MirrorChange } from "../change-feed/mirror-change.ts";
+import type { MirrorChange } from "./mirror-change.ts";
 
 /** GET /brands item (or GET /brands/{id}) as the replica needs it; the rest is kept in `raw`. */
 export interface BrandInput {

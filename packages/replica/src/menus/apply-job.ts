@@ -1,6 +1,6 @@
 import type { Sql, TransactionSql } from "@loops-sync/db";
-import type { MirrorChange } from "../change-feed/mirror-change.ts";
 import { inTransaction } from "../in-transaction.ts";
+import type { MirrorChange } from "./mirror-change.ts";
 
 /** GET /jobs/{id} as the replica needs it; the rest (errors, results) is kept in `raw`. */
 export interface JobInput {

@@ -1,7 +1,7 @@
 import type { Sql, TransactionSql } from "@loops-sync/db";
-import type { MirrorChange } from "../change-feed/mirror-change.ts";
 import { inTransaction } from "../in-transaction.ts";
 import type { MenuInput } from "./menu-input.ts";
+import type { MirrorChange } from "./mirror-change.ts";
 import { replaceMenuRows } from "./replace-menu-rows.ts";
 
 /**

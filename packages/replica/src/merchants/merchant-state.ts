@@ -1,11 +1,13 @@
 import {
+  type ChangeInput,
+  type ChangeSource,
   dropQueuedOrders,
   markMerchantRevoked,
+  recordChanges,
   type Sql,
   skipRevokedMerchantEvents,
   type TransactionSql,
 } from "@loops-sync/db";
-import { type ChangeInput, type ChangeSource, recordChanges } from "../change-feed/record-changes.ts";
 import type { PauseCause } from "../upstream/classify-upstream-failure.ts";
 
 export interface MerchantState {
