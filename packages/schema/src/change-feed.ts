@@ -1,5 +1,5 @@
 /**
- * The change feed's names, written once for its writers (`recordChanges`, packages/replica) and its readers
+ * The change feed's names, written once for its writers (`recordChanges`, packages/db) and its readers
  * (`readChanges`, `followChanges`, `consumeChanges`, the worker's forwarder). The table, its commit-order lock
  * and its NOTIFY are SQL (migrations/0011_change_feed.sql); test/feed/change-feed-lists.test.ts holds these
  * lists to the migrated database, and test/workspace/change-feed-writers.test.ts holds the tree to them.
