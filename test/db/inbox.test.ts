@@ -112,15 +112,15 @@ describe("storeEventsAndEnqueue", () => {
   });
 
   it("adds nothing when the transaction rolls back", async () => {
-    await db.sql
-      .begin(async (tx) => {
+    await expect(
+      db.sql.begin(async (tx) => {
         await storeEventsAndEnqueue(tx, [event("evt_rolled_back")], {
           source: "webhook",
           applicationId: undefined,
         });
         throw new Error("abort");
-      })
-      .catch(() => {});
+      }),
+    ).rejects.toThrow("abort");
     const [row] = await db.sql`select count(*)::int as n from sync.events where id = 'evt_rolled_back'`;
     expect(row!.n).toBe(0);
     expect(await jobs()).toHaveLength(2);

@@ -185,7 +185,7 @@ describe("infra/k8s", () => {
     const root = "infra/k8s/kustomization.yaml";
     const forgot = findKustomizeProblems(edited(root, "  - worker-pdb.yaml\n", "")).join("\n");
     expect(forgot).toMatch(/worker-pdb.yaml: listed by 0 kustomizations/);
-    const otherTag = findKustomizeProblems(edited(root, 'newTag: "0.1.0"', 'newTag: "0.2.0"')).join("\n");
+    const otherTag = findKustomizeProblems(edited(root, 'newTag: "0.2.0"', 'newTag: "0.3.0"')).join("\n");
     expect(otherTag).toMatch(/override the image differently/);
   });
 

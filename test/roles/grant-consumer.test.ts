@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 import { runCli } from "../support/operator-run.ts";
 import { createTestRole, outcome, type TestRole } from "../support/test-role.ts";
+import { orderChange, writeChanges } from "../support/write-changes.ts";
 
 // A real process on a machine other tests load too: seconds each, so far more than runCli's 30 s default.
 const CLI_TIMEOUT_MS = 120_000;
@@ -27,12 +28,6 @@ describe("loops-sync grant consumer", { timeout: 180_000 }, () => {
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    // Issue 43a adds the real functions (security definer, execute revoked from public). A stand-in of the
-    // same shape with its own signature, so this file tests the grant before and after that merge.
-    await db.sql`
-      create function replica.ack_changes(stand_in_marker text) returns text
-      language sql security definer set search_path = pg_catalog as $$ select stand_in_marker $$`;
-    await db.sql`revoke execute on function replica.ack_changes(text) from public`;
     consumer = await createTestRole("ls_consumer");
     reader = await createTestRole("ls_reader");
     for (const [rights, role] of [
@@ -57,13 +52,34 @@ describe("loops-sync grant consumer", { timeout: 180_000 }, () => {
 
   it("executes every feed consumer function the database has; a reader executes none", async () => {
     const forConsumer = await consumerFunctions(asConsumer);
-    expect(Object.keys(forConsumer)).toContain("replica.ack_changes(text)");
+    expect(Object.keys(forConsumer).sort()).toEqual([
+      "replica.ack_changes(text,bigint[])",
+      "replica.create_consumer(text,text[],text[],bigint)",
+      "replica.drop_consumer(text)",
+      "replica.receive_changes(text,integer,integer)",
+    ]);
     expect(Object.values(forConsumer).every(Boolean)).toBe(true);
     expect(Object.values(await consumerFunctions(asReader)).some(Boolean)).toBe(false);
-    expect(await asConsumer`select replica.ack_changes(stand_in_marker => 'acked') as r`).toEqual([
-      { r: "acked" },
+  });
+
+  it("lets the granted role create a consumer, receive and acknowledge through the real functions", async () => {
+    expect(await asConsumer`select replica.create_consumer('granted_c', after => 0) as c`).toEqual([
+      { c: true },
     ]);
-    expect(await outcome(asReader`select replica.ack_changes(stand_in_marker => 'acked')`)).toBe(DENIED);
+    await writeChanges(db.sql, [orderChange("ord_granted", 1, "placed", null)]);
+    const received = await asConsumer<{ position: string; resource_id: string }[]>`
+      select position, resource_id from replica.receive_changes('granted_c', 10, 3600)`;
+    expect(received.map((r) => r.resource_id)).toEqual(["ord_granted"]);
+    const positions = received.map((r) => Number(r.position));
+    expect(await outcome(asReader`select replica.receive_changes('granted_c')`)).toBe(DENIED);
+    expect(await outcome(asReader`select replica.ack_changes('granted_c', ${positions}::bigint[])`)).toBe(
+      DENIED,
+    );
+    expect(await asConsumer`select replica.ack_changes('granted_c', ${positions}::bigint[]) as n`).toEqual([
+      { n: 1 },
+    ]);
+    // Acknowledged for good: nothing is handed out again.
+    expect(await asConsumer`select * from replica.receive_changes('granted_c', 10, 1)`).toEqual([]);
   });
 
   it("has the reader's rights and nothing more", async () => {
@@ -90,7 +106,10 @@ describe("loops-sync grant consumer", { timeout: 180_000 }, () => {
       rights: "reader",
       functions: ["replica.read_changes(bigint,integer,text[],text[])"],
     });
-    expect(await outcome(asConsumer`select replica.ack_changes(stand_in_marker => 'acked')`)).toBe(DENIED);
+    expect(await outcome(asConsumer`select replica.ack_changes('granted_c', array[1]::bigint[])`)).toBe(
+      DENIED,
+    );
+    expect(await outcome(asConsumer`select replica.receive_changes('granted_c')`)).toBe(DENIED);
     expect(await outcome(asConsumer`select * from replica.read_changes(0, 1)`)).toBe("ok");
   });
 });

@@ -13,7 +13,8 @@ async function migrationsWithALaterOne(): Promise<string> {
   await cp(MIGRATIONS_DIR, dir, { recursive: true });
   await writeFile(
     path.join(dir, "9000_later_objects.sql"),
-    `create table replica.later_things (id text primary key);
+    `-- step: later objects
+     create table replica.later_things (id text primary key);
      insert into replica.later_things values ('thing_1');
      create view reporting.later_summary as select count(*)::int as things from replica.later_things;
      create function replica.receive_changes(stand_in_marker text) returns text

@@ -1,60 +1,29 @@
-import { createHash } from "node:crypto";
-import { existsSync } from "node:fs";
-import { readdir, readFile } from "node:fs/promises";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { Logger, runMigrations } from "graphile-worker";
-import type { Sql } from "./connection/connect.ts";
-import { DbError } from "./db-error.ts";
+import { connect, type Sql } from "./connection/connect.ts";
+import { DbError, isDbError } from "./db-error.ts";
+import type { LockRetryOptions } from "./migration-runner/lock-retry.ts";
+import {
+  bootstrapProgress,
+  readProgress,
+  refuseEditedMigrations,
+} from "./migration-runner/migration-progress.ts";
+import { parseMigrationSteps } from "./migration-runner/migration-steps.ts";
+import { isOnlineMigration, MIGRATIONS_DIR, readMigrations } from "./migration-runner/read-migrations.ts";
+import { runOnlineMigration, type StepReport } from "./migration-runner/run-online-migration.ts";
 import { reapplyRoleRights } from "./roles/reapply-role-rights.ts";
 
-/**
- * The nearest `migrations` folder above this module: the repository's when run from source
- * (packages/db/src), the package's own when bundled into the packed CLI (dist/).
- */
-function findMigrationsDir(from: string): string {
-  for (let dir = from; ; dir = path.dirname(dir)) {
-    const candidate = path.join(dir, "migrations");
-    if (existsSync(candidate)) return candidate;
-    if (path.dirname(dir) === dir) return path.resolve(from, "../../../migrations");
-  }
-}
-
-/** The migrations folder this build ships with. */
-export const MIGRATIONS_DIR = findMigrationsDir(path.dirname(fileURLToPath(import.meta.url)));
-
-export interface MigrationFile {
-  id: number;
-  name: string;
-  checksum: string;
-  sql: string;
-}
-
-export async function readMigrations(dir = MIGRATIONS_DIR): Promise<MigrationFile[]> {
-  const names = (await readdir(dir)).filter((n) => n.endsWith(".sql")).sort();
-  const files: MigrationFile[] = [];
-  for (const name of names) {
-    const match = /^(\d{4})_[a-z0-9_]+\.sql$/.exec(name);
-    if (!match) {
-      throw new DbError("migration", "migration_name", `migration file ${name} must be named NNNN_words.sql`);
-    }
-    const sql = await readFile(path.join(dir, name), "utf8");
-    files.push({ id: Number(match[1]), name, sql, checksum: createHash("sha256").update(sql).digest("hex") });
-  }
-  for (let i = 1; i < files.length; i++) {
-    if (files[i]!.id === files[i - 1]!.id) {
-      throw new DbError(
-        "migration",
-        "migration_name",
-        `migrations ${files[i - 1]!.name} and ${files[i]!.name} share a number`,
-      );
-    }
-  }
-  return files;
-}
+export { MIGRATIONS_DIR, type MigrationFile, readMigrations } from "./migration-runner/read-migrations.ts";
 
 export interface MigrateResult {
+  /** Files finished by this run. */
   applied: string[];
+  /** Steps of online migrations (0025 on) this run applied, in order, with what each cost. */
+  steps: StepReport[];
+}
+
+export interface MigrateOptions extends LockRetryOptions {
+  /** Called as each online step finishes. Default: nothing. */
+  onStep?: (report: StepReport) => void;
 }
 
 // Serialises concurrent migrators (several processes starting at once) and `loops-sync grant`; any 64-bit
@@ -62,67 +31,122 @@ export interface MigrateResult {
 export const MIGRATION_LOCK = 7_240_315_981;
 
 /**
- * Applies our SQL migrations in order, each in its own transaction with its checksum recorded, then
- * graphile-worker's own. Refuses to run when an applied migration's file has changed. When it applied any, it
- * gives the roles `loops-sync grant` recorded their rights again in the same transaction, so what the new
- * migrations added is covered.
+ * Applies our SQL migrations in order, then graphile-worker's. One session does it under a session-level advisory
+ * lock, so concurrent migrators wait for each other. 0001–0024 run whole, one transaction each; from 0025 each
+ * step is its own transaction with a short lock_timeout, retried when it loses a lock (docs/upgrading.md).
+ * Refuses to run when an applied migration's file has changed. When it applied any, it gives the roles
+ * `loops-sync grant` recorded their rights again, after checking first that it can.
  */
 export async function migrate(
   sql: Sql,
   connectionString: string,
   dir = MIGRATIONS_DIR,
+  { lockTimeoutMs = 500, giveUpAfterMs = 60_000, onStep = () => {} }: MigrateOptions = {},
 ): Promise<MigrateResult> {
+  if (!(lockTimeoutMs > 0 && lockTimeoutMs <= 1000))
+    throw new RangeError("lockTimeoutMs must be in (0, 1000]");
   const files = await readMigrations(dir);
   const applied: string[] = [];
-  await sql.begin(async (tx) => {
-    await tx`select pg_advisory_xact_lock(${MIGRATION_LOCK})`;
-    await tx`create schema if not exists sync`;
-    await tx`
-      create table if not exists sync.migrations (
-        id integer primary key,
-        name text not null,
-        checksum text not null,
-        applied_at timestamptz not null default now()
-      )`;
-    const done = new Map(
-      (await tx`select id, name, checksum from sync.migrations`).map((r) => [r.id as number, r]),
-    );
-    for (const file of files) {
-      const previous = done.get(file.id);
-      if (previous) {
-        if (previous.checksum !== file.checksum) {
-          throw new DbError(
-            "migration",
-            "migration_changed",
-            `migration ${file.name} was edited after it was applied (checksum ${String(previous.checksum).slice(0, 12)} in the database, ${file.checksum.slice(0, 12)} on disk); restore the file and put the change in a new migration`,
-          );
-        }
-        continue;
-      }
-      try {
-        await tx.savepoint(async (sp) => {
-          await sp.unsafe(file.sql);
-          await sp`insert into sync.migrations (id, name, checksum) values (${file.id}, ${file.name}, ${file.checksum})`;
+  const steps: StepReport[] = [];
+  // Its own connection, reserved: session state (the advisory lock, lock_timeout) never leaks into the caller's
+  // pool, and no idle or lifetime timer closes it (which would drop the lock) mid-run.
+  const pool = connect(connectionString, {
+    max: 1,
+    idleTimeoutSeconds: 0,
+    applicationName: "loops-sync migrate",
+  });
+  const reserved = await pool.reserve().catch(async (error: unknown) => {
+    await pool.end({ timeout: 5 });
+    throw error;
+  });
+  const session = reserved as unknown as Sql;
+  try {
+    const [me] = await session<{ pid: number }[]>`select pg_backend_pid() as pid`;
+    await session`set lock_timeout = 0`;
+    await session`select pg_advisory_lock(${MIGRATION_LOCK})`;
+    await bootstrapProgress(session);
+    const progress = await readProgress(session);
+    refuseEditedMigrations(files, progress);
+    const pending = files.filter((f) => !progress.done.has(f.id));
+    // Every pending online file parses before anything runs: a malformed 0027 stops 0025 too.
+    const parsed = new Map(pending.filter(isOnlineMigration).map((f) => [f.id, parseMigrationSteps(f)]));
+    if (pending.length > 0) await checkRoleRights(session);
+    const retry = { lockTimeoutMs, giveUpAfterMs, observer: sql, sessionPid: me!.pid };
+    for (const file of pending) {
+      const fileSteps = parsed.get(file.id);
+      if (fileSteps) {
+        const done = new Set((progress.steps.get(file.id) ?? []).map((s) => s.step));
+        await runOnlineMigration(session, retry, file, fileSteps, done, (report) => {
+          steps.push(report);
+          onStep(report);
         });
-      } catch (error) {
-        throw new DbError(
-          "migration",
-          "migration_failed",
-          `migration ${file.name} failed: ${(error as Error).message}`,
-          {
-            cause: error,
-          },
-        );
+        await session`insert into sync.migrations (id, name, checksum) values (${file.id}, ${file.name}, ${file.checksum}) on conflict (id) do nothing`;
+      } else {
+        await inTransaction(session, file.name, async () => {
+          await session.unsafe(file.sql);
+          await session`insert into sync.migrations (id, name, checksum) values (${file.id}, ${file.name}, ${file.checksum})`;
+        });
       }
       applied.push(file.name);
     }
-    if (applied.length > 0) await reapplyRoleRights(tx);
-  });
+    if (applied.length > 0) {
+      await inTransaction(session, null, () => reapplyRoleRights(session)).catch((error: unknown) => {
+        if (!isDbError(error, "migration")) throw error;
+        throw new DbError(
+          "migration",
+          error.code,
+          error.message.replace(
+            /; nothing was applied$/,
+            "; the migrations are applied, the rights are not: fix this and run migrate again",
+          ),
+          { cause: error },
+        );
+      });
+    }
+  } finally {
+    // Ending the connection releases the advisory lock.
+    reserved.release();
+    await pool.end({ timeout: 5 });
+  }
   await runMigrations({ connectionString, logger: new Logger(() => () => {}) });
-  return { applied };
+  return { applied, steps };
 }
 
-/** Names of migrations on disk that the database has not applied (empty when current). */
+/** Grants that would fail after the migrations fail now, before anything is applied (rolled back). */
+async function checkRoleRights(session: Sql): Promise<void> {
+  await session.unsafe("begin");
+  try {
+    await reapplyRoleRights(session);
+  } finally {
+    await session.unsafe("rollback");
+  }
+}
+
+/** A whole file (0001–0024) or the role rights in one transaction; a file's failure names it. */
+async function inTransaction<T>(session: Sql, file: string | null, work: () => Promise<T>): Promise<T> {
+  await session.unsafe("begin");
+  try {
+    const result = await work();
+    await session.unsafe("commit");
+    return result;
+  } catch (error) {
+    await session.unsafe("rollback").catch(() => {});
+    if (file === null || error instanceof DbError) throw error;
+    throw new DbError(
+      "migration",
+      "migration_failed",
+      `migration ${file} failed: ${(error as Error).message}`,
+      {
+        cause: error,
+      },
+    );
+  }
+}
+
+/**
+ * Names of migrations on disk that the database has not finished (empty when current). A migration with only
+ * some of its steps applied is pending; so is an applied one whose file changed.
+ */
 export async function pendingMigrations(sql: Sql, dir = MIGRATIONS_DIR): Promise<string[]> {
   const files = await readMigrations(dir);
   const rows = await sql`select id, checksum from sync.migrations`.catch(() => []);

@@ -1,4 +1,4 @@
-import type { TransactionSql } from "../connection/connect.ts";
+import type { Sql } from "../connection/connect.ts";
 import { DbError } from "../db-error.ts";
 
 /**
@@ -6,7 +6,7 @@ import { DbError } from "../db-error.ts";
  * of this run added are covered. Runs inside migrate's transaction: when a grant fails, the migrations roll back
  * with it and nothing is left half-granted. Rows of roles dropped since are removed.
  */
-export async function reapplyRoleRights(tx: TransactionSql): Promise<string[]> {
+export async function reapplyRoleRights(tx: Sql): Promise<string[]> {
   const [table] = await tx<
     { exists: boolean }[]
   >`select to_regclass('sync.role_grants') is not null as exists`;
