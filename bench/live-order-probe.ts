@@ -6,13 +6,20 @@ import { percentile } from "./percentile.ts";
  * Creates an order for a random merchant every `everyMs` (its webhook goes out at once) and notes when each
  * shows up in replica.orders: freshness of live orders while something else keeps the budget busy.
  */
-export function startLiveOrderProbe(sql: Sql, sandbox: Sandbox, { everyMs = 500 } = {}) {
+export function startLiveOrderProbe(
+  sql: Sql,
+  sandbox: Sandbox,
+  {
+    everyMs = 500,
+    merchantIds = sandbox.merchantIds,
+  }: { everyMs?: number; merchantIds?: readonly string[] } = {},
+) {
   const created = new Map<string, number>();
   const seen = new Map<string, number>();
   let stopped = false;
   let lastSend = 0;
   const sender = setInterval(() => {
-    const merchantId = sandbox.merchantIds[Math.floor(Math.random() * sandbox.merchantIds.length)]!;
+    const merchantId = merchantIds[Math.floor(Math.random() * merchantIds.length)]!;
     created.set(sandbox.createOrder({ merchantId }).id, performance.now());
   }, everyMs);
   const watch = (async () => {
@@ -36,6 +43,8 @@ export function startLiveOrderProbe(sql: Sql, sandbox: Sandbox, { everyMs = 500 
       p99Ms: number;
       maxMs: number;
       slowest: string[];
+      /** Each mirrored order: when it was created (performance.now()) and how long it took. */
+      samples: { createdAt: number; ms: number }[];
     }> {
       clearInterval(sender);
       stopped = true;
@@ -52,6 +61,7 @@ export function startLiveOrderProbe(sql: Sql, sandbox: Sandbox, { everyMs = 500 
           .sort((a, b) => b[1] - created.get(b[0])! - (a[1] - created.get(a[0])!))
           .slice(0, 3)
           .map(([id]) => id),
+        samples: [...seen].map(([id, at]) => ({ createdAt: created.get(id)!, ms: at - created.get(id)! })),
       };
     },
   };

@@ -223,7 +223,8 @@ async function directFetchLatency(sandbox: Sandbox, samples = 50): Promise<numbe
   return times;
 }
 
-async function waitForIdleWorker(sql: Sql, timeoutMs: number): Promise<void> {
+/** Until no stored event is pending (at most `timeoutMs`). */
+export async function waitForIdleWorker(sql: Sql, timeoutMs: number): Promise<void> {
   const deadline = performance.now() + timeoutMs;
   while (performance.now() < deadline) {
     const [row] = await sql<{ open: number }[]>`

@@ -6,15 +6,28 @@
 // mirrored p50/p99 (the commit that makes the version readable, a NOTIFY trigger), 2xx → feed reader p99,
 // the API calls per order event, the busiest second the sandbox counted, the oldest unconfirmed row seen
 // (`replica.orders.unconfirmed_since`; "n/a" on code without it) and how long after the last event the
-// replica equalled upstream. Figures only: nothing here passes or fails.
+// replica equalled upstream. Figures only: nothing here passes or fails. Issue 52 adds, each beside the steady
+// rush of its own run: `--restart-at S` (a new worker S s into the rush, the old one stopped 5 s later; prints
+// the background calls of its start-up), `--onboard N` (N more merchants joining as the rush starts: backfill,
+// catch-up, first reconcile) and `--reconcile-due` (every merchant's reconcile due as the rush starts).
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { isDeepStrictEqual, parseArgs } from "node:util";
 import { DEFAULT_WEBHOOK_SECRET, manyMerchantsSeed, startSandbox } from "@loops-sync/sandbox";
 import { createBenchDatabase } from "./bench-database.ts";
 import { describeMachine, formatLoad } from "./machine.ts";
 import { percentile } from "./percentile.ts";
+import {
+  backgroundCalls,
+  firstRunsDone,
+  makeReconcilesDue,
+  onboardMerchants,
+  replaceWorker,
+  type Sightings,
+  waitForQuietQueue,
+  watchVersionSightings,
+} from "./rush-scenario.ts";
 import { serviceEnv, startReceiverProcess, startWorkerProcess } from "./service-processes.ts";
-import { watchFeedVersions } from "./watch-feed-versions.ts";
-import { watchReplicaVersions } from "./watch-replica-versions.ts";
+import { readWorkerStages, stagesBetween } from "./worker-stages.ts";
 
 const { values } = parseArgs({
   options: {
@@ -23,8 +36,13 @@ const { values } = parseArgs({
     seconds: { type: "string", default: "45" },
     rps: { type: "string", default: "25" },
     "settle-seconds": { type: "string", default: "30" },
+    "restart-at": { type: "string" },
+    onboard: { type: "string", default: "0" },
+    "reconcile-due": { type: "boolean", default: false },
   },
 });
+const RESTART_AT = values["restart-at"] === undefined ? undefined : Number(values["restart-at"]);
+const ONBOARD = Number(values.onboard);
 const MERCHANTS = Number(values.merchants);
 const RATE = Number(values["orders-per-second"]);
 const SECONDS = Number(values.seconds);
@@ -34,37 +52,28 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const machine = await describeMachine();
 const db = await createBenchDatabase();
-const sandbox = await startSandbox({ seed: manyMerchantsSeed(MERCHANTS) });
+const sandbox = await startSandbox({ seed: manyMerchantsSeed(MERCHANTS + ONBOARD) });
+const rushing = sandbox.merchantIds.slice(0, MERCHANTS);
 const env = {
   ...serviceEnv({ databaseUrl: db.url, sandbox }),
   LOOPS_MAX_RPS: String(RPS),
+  LOOPS_MERCHANT_IDS: rushing.join(","),
   LOG_LEVEL: "warn",
-  // The rush is measured alone: no reconcile tick in the middle of it.
-  RECONCILE_CRON: "0 0 1 1 *",
+  // The default trickle: every merchant reconciled at start, so none is due again within the rush.
+  RECONCILE_CRON: "*/15 * * * *",
 };
 const receiver = await startReceiverProcess({ ...env, LOG_LEVEL: "info" }, DEFAULT_WEBHOOK_SECRET);
 sandbox.addWebhookEndpoint({ url: `${receiver.url}/webhooks/loops`, secrets: [DEFAULT_WEBHOOK_SECRET] });
 const worker = await startWorkerProcess({ ...env, LOG_LEVEL: "info" }, { concurrency: 8, poolSize: 10 });
+const adminLine = await worker.process.waitForLine((l) => l.msg === "admin listening");
+const metricsUrl = `${String(adminLine.url)}/metrics`;
 
 // The start's catch-up and resource refreshes first: the rush begins on a quiet worker.
-for (const until = performance.now() + 120_000; performance.now() < until; ) {
-  const [row] = await db.sql<{ n: number }[]>`
-    select count(*)::int as n from graphile_worker.jobs where attempts < max_attempts and run_at <= now()`;
-  if (row?.n === 0) break;
-  await sleep(500);
-}
+await waitForQuietQueue(db.sql, 120_000);
 await sleep(2000);
 
-// Every sighting of an order version, on the sandbox's clock (the one its delivery attempts are timed by).
-const mirrored = new Map<string, [number, number][]>();
-const read = new Map<string, [number, number][]>();
-const note = (into: Map<string, [number, number][]>) => (orderId: string, version: number) => {
-  const list = into.get(orderId) ?? [];
-  list.push([version, sandbox.clock.now()]);
-  into.set(orderId, list);
-};
-const replicaWatch = await watchReplicaVersions(db.sql, note(mirrored));
-const feedWatch = await watchFeedVersions(db.sql, note(read));
+const sightings = await watchVersionSightings(db.sql, () => sandbox.clock.now());
+const { mirrored, read } = sightings;
 
 let oldestUnconfirmed: number | undefined;
 let unconfirmedKnown = true;
@@ -80,12 +89,33 @@ const sampler = setInterval(async () => {
   }
 }, 1000);
 
+const startedWith = backgroundCalls(sandbox.stats().apiCalls);
+if (values["reconcile-due"]) await makeReconcilesDue(db.sql);
 sandbox.resetStats();
+// This process (the sandbox, its deliveries and the watchers): how late its timers ran in the rush. A late
+// loop delays the sightings measured here, so a p99 near it is the load generator's, not the worker's.
+const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+loopDelay.enable();
+const stagesBefore = await readWorkerStages(metricsUrl);
 const rushStart = sandbox.clock.now();
-sandbox.startGenerator({ ratePerSecond: RATE, advanceEveryMs: 4000 });
-await sleep(SECONDS * 1000);
+sandbox.startGenerator({ ratePerSecond: RATE, advanceEveryMs: 4000, merchantIds: rushing });
+if (ONBOARD > 0) await onboardMerchants(db.sql, sandbox.merchantIds.slice(MERCHANTS));
+let workers = [worker];
+let restartCalls: Promise<number> | undefined;
+if (RESTART_AT !== undefined) {
+  await sleep(RESTART_AT * 1000);
+  const replaced = await replaceWorker(worker, { ...env, LOG_LEVEL: "info" }, sandbox);
+  workers = [replaced.worker];
+  restartCalls = replaced.startupCalls;
+  await sleep(Math.max(0, SECONDS - RESTART_AT) * 1000);
+} else await sleep(SECONDS * 1000);
 sandbox.stopGenerator();
 const rushEnd = sandbox.clock.now();
+loopDelay.disable();
+// The first worker's stages (a replaced one's are not read: its process has stopped).
+const stages =
+  RESTART_AT === undefined ? stagesBetween(stagesBefore, await readWorkerStages(metricsUrl)) : [];
+const onboarded = ONBOARD > 0 ? await firstRunsDone(db.sql, sandbox.merchantIds.slice(MERCHANTS)) : undefined;
 await sandbox.flushDeliveries();
 
 const orderEvents = sandbox.truth
@@ -118,8 +148,7 @@ const routes = Object.entries(stats.apiCalls)
   .map(([route, n]) => `${route} ${n}`)
   .join(", ");
 clearInterval(sampler);
-await replicaWatch.close();
-await feedWatch.close();
+await sightings.close();
 
 // 2xx → seen: per delivered order event of the rush, from its successful attempt's end to the first sighting
 // of its version or newer (0 when that came first).
@@ -128,7 +157,7 @@ for (const d of sandbox.deliveries()) {
   const ok = d.attempts.find((a) => a.status !== null && a.status >= 200 && a.status < 300);
   if (ok) ackAt.set(d.event_id, Date.parse(ok.ended_at));
 }
-const waits = (seen: Map<string, [number, number][]>) => {
+const waits = (seen: Sightings) => {
   const out: number[] = [];
   const late: number[] = [];
   for (const e of orderEvents) {
@@ -147,12 +176,20 @@ const replica = waits(mirrored);
 const feed = waits(read);
 const ms = (v: number) => (Number.isFinite(v) ? `${v.toFixed(0)} ms` : "never");
 
-await Promise.all([worker.process.stop(), receiver.process.stop()]);
+await Promise.all([...workers.map((w) => w.process.stop()), receiver.process.stop()]);
 await sandbox.close();
 await db.drop();
 
 console.log(
-  `\nrush: ${MERCHANTS} merchants, ${RATE} new orders/s for ${SECONDS} s, LOOPS_MAX_RPS=${RPS}; ${machine.cores} cores, load ${formatLoad(machine)} (shared with other work)`,
+  `\nrush: ${MERCHANTS} merchants, ${RATE} new orders/s for ${SECONDS} s, LOOPS_MAX_RPS=${RPS}; ${machine.cores} cores, load ${formatLoad(machine)} (shared with other work)` +
+    (RESTART_AT === undefined ? "" : `; worker replaced at ${RESTART_AT} s (5 s overlap)`) +
+    (ONBOARD > 0 ? `; ${ONBOARD} merchants onboarded as it started` : "") +
+    (values["reconcile-due"] ? "; every merchant's reconcile due as it started" : ""),
+);
+console.log(
+  `start-up: first start ${startedWith} background calls` +
+    (restartCalls ? `; the replacement's start ${await restartCalls} in its first 15 s` : "") +
+    `; background in the rush ${backgroundCalls(stats.apiCalls)}`,
 );
 console.log(
   `order events ${orderEvents.length} (${(orderEvents.length / SECONDS).toFixed(1)}/s), acknowledged ${ackAt.size}`,
@@ -161,10 +198,22 @@ console.log(
   `2xx → mirrored p50 ${ms(percentile(replica.all, 50))}, p99 ${ms(percentile(replica.all, 99))} (last 15 s: p99 ${ms(percentile(replica.late, 99))})`,
 );
 console.log(`2xx → feed reader p99 ${ms(percentile(feed.all, 99))}`);
+for (const s of stages)
+  console.log(
+    `worker ${s.stage}: n ${s.count}, mean ${s.meanMs.toFixed(1)} ms, over 100 ms ${(100 * s.over100ms).toFixed(1)} %`,
+  );
+console.log(
+  `this process's event loop (sandbox, deliveries, watchers): delay p99 ${(loopDelay.percentile(99) / 1e6).toFixed(0)} ms, max ${(loopDelay.max / 1e6).toFixed(0)} ms`,
+);
 console.log(
   `calls per order event ${(calls / orderEvents.length).toFixed(2)} (${calls} API calls: ${routes}; ${stats.tokenRequests} token requests)`,
 );
 console.log(`busiest second ${stats.busiestSecond} / ${RPS}`);
+if (onboarded) {
+  console.log(
+    `onboarded by the rush's end: ${onboarded.caughtUp}/${ONBOARD} first catch-ups (backfill), ${onboarded.reconciled}/${ONBOARD} first reconciles`,
+  );
+}
 console.log(
   `oldest unconfirmed ${unconfirmedKnown ? `${(oldestUnconfirmed ?? 0).toFixed(1)} s` : "n/a (no unconfirmed_since)"}`,
 );

@@ -1,5 +1,10 @@
-// `node bench/tenants.ts [--merchants 5000] [--rps 100] [--history 1]`: the cost of many merchants under one
-// request budget. A sandbox seeded with --merchants merchants (--history orders each, from before the start),
+// `node bench/tenants.ts [--merchants 5000] [--rps 100] [--history 1] [--start new|synced]`: the cost of many
+// merchants under one request budget. `--start synced` (the default when a first start would take past 15
+// minutes of the budget, as 5,000 merchants at 25/s) skips it: the merchants are synced already, and the run
+// is a quiet window, one with every merchant's catch-up and reconcile due (the trickles at their share of the
+// budget, CATCHUP_CRON and RECONCILE_CRON at their defaults), and a quiet one again. It prints the calls of
+// each second against the budget, background among them, live orders' freshness per window and per 10 s,
+// and the trickles' configured and effective intervals (`status --json`). Otherwise, `--start new`: A sandbox seeded with --merchants merchants (--history orders each, from before the start),
 // a receiver and a worker (`bin/loops-sync` children, LOOPS_MAX_RPS=--rps) and, beside them, `loops-sync
 // catchup`, as an operator would run it. Measures the first start (the worker's catch-up at start, with its
 // initial backfill, plus the CLI's run) and then one steady catch-up tick, each beside its floor (API calls ÷
@@ -13,18 +18,36 @@ import { readMemory, startCliProcess } from "./cli-process.ts";
 import { startLiveOrderProbe } from "./live-order-probe.ts";
 import { describeMachine, formatLoad } from "./machine.ts";
 import { serviceEnv, startReceiverProcess, startWorkerProcess } from "./service-processes.ts";
+import {
+  describeTrickles,
+  describeWindows,
+  readStatusJson,
+  routesSince,
+  seedSyncedMerchants,
+  setLastRuns,
+  startCallMeter,
+  syncForReal,
+  type Window,
+} from "./tenants-trickle.ts";
 
 const { values } = parseArgs({
   options: {
     merchants: { type: "string", default: "5000" },
     rps: { type: "string", default: "100" },
-    history: { type: "string", default: "1" },
+    history: { type: "string" },
     "live-every-ms": { type: "string", default: "500" },
+    start: { type: "string" },
+    "quiet-seconds": { type: "string", default: "30" },
+    "due-seconds": { type: "string", default: "60" },
   },
 });
 const MERCHANTS = Number(values.merchants);
 const RPS = Number(values.rps);
-const HISTORY = Number(values.history);
+// About 9 calls a merchant's first start (docs/scaling.md, "Sizing").
+const START = values.start ?? ((MERCHANTS * 9) / RPS > 900 ? "synced" : "new");
+if (START !== "new" && START !== "synced")
+  throw new RangeError(`--start: expected new or synced, got ${START}`);
+const HISTORY = Number(values.history ?? (START === "new" ? 1 : 0));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const calls = (sandbox: Sandbox) => {
@@ -77,6 +100,65 @@ const env = {
 const receiver = await startReceiverProcess({ ...env, LOG_LEVEL: "info" }, DEFAULT_WEBHOOK_SECRET);
 sandbox.addWebhookEndpoint({ url: `${receiver.url}/webhooks/loops`, secrets: [DEFAULT_WEBHOOK_SECRET] });
 sandbox.resetStats();
+if (START === "synced") {
+  await runSynced();
+  process.exit(0);
+}
+
+/** `--start synced`: quiet, every merchant's runs due, quiet again; the trickles at the default crons. */
+async function runSynced(): Promise<void> {
+  const trickleEnv = { ...env, CATCHUP_CRON: "*/5 * * * *", RECONCILE_CRON: "*/15 * * * *" };
+  await seedSyncedMerchants(db.sql, sandbox.merchantIds);
+  const worker = await startWorkerProcess(
+    { ...trickleEnv, LOG_LEVEL: "info" },
+    { concurrency: 8, poolSize: 10 },
+  );
+  // Live orders go to 50 merchants synced for real (their locations mirrored), as in a synced deployment.
+  const hot = sandbox.merchantIds.slice(0, 50);
+  await syncForReal(db.sql, hot);
+  await sleep(2000);
+  const meter = startCallMeter(sandbox);
+  const probe = startLiveOrderProbe(db.sql, sandbox, {
+    everyMs: Number(values["live-every-ms"]),
+    merchantIds: hot,
+  });
+  const quietMs = Number(values["quiet-seconds"]) * 1000;
+  const windows: Window[] = [];
+  const during = async (name: string, ms: number) => {
+    const from = performance.now();
+    const before = sandbox.stats().apiCalls;
+    await sleep(ms);
+    windows.push({ name, from, to: performance.now(), routes: routesSince(sandbox, before) });
+  };
+  const loads: string[] = [formatLoad(await describeMachine())];
+  await during("quiet (every merchant's runs recent)", quietMs);
+  // Hours ago: past even a stretched interval, so every merchant's catch-up and reconcile is due at once.
+  await setLastRuns(db.sql, "6 hours");
+  sandbox.resetStats();
+  await during(
+    "every merchant's runs due (the trickles at their share)",
+    Number(values["due-seconds"]) * 1000,
+  );
+  const busiest = sandbox.stats().busiestSecond;
+  loads.push(formatLoad(await describeMachine()));
+  const statusJson = await readStatusJson(trickleEnv);
+  await setLastRuns(db.sql, "0");
+  await during("quiet again", quietMs);
+  loads.push(formatLoad(await describeMachine()));
+  const live = await probe.stop();
+  meter.stop();
+  await Promise.all([worker.process.stop(), receiver.process.stop()]);
+  await sandbox.close();
+  await db.drop();
+  console.log(
+    `\n${MERCHANTS} merchants synced already, LOOPS_MAX_RPS=${RPS}, RECONCILE_BUDGET_SHARE 0.5, CATCHUP_CRON */5, RECONCILE_CRON */15; ` +
+      `${machine.cores} cores, load ${loads.join(" → ")} (shared with other work)`,
+  );
+  for (const line of describeWindows(windows, meter, live.samples, RPS)) console.log(line);
+  console.log(`busiest sliding second while due: ${busiest} / ${RPS}`);
+  for (const line of describeTrickles(statusJson)) console.log(line);
+  console.log(`live orders: ${live.mirrored}/${live.sent} mirrored`);
+}
 
 // First start: the worker catches up every merchant (a backfill first, each being new); the CLI runs beside.
 const started = new Date();

@@ -5,7 +5,7 @@
 
 import { type EventEnvelope, storeEventsAndEnqueue } from "@loops-sync/db";
 import { readChanges } from "@loops-sync/schema";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { waitFor } from "#testkit/wait-for";
 import { runCli } from "../support/operator-run.ts";
 import { APPLICATION_ID, createHarness, type Harness, outcomes } from "../support/worker-harness.ts";
@@ -13,13 +13,13 @@ import { APPLICATION_ID, createHarness, type Harness, outcomes } from "../suppor
 let h: Harness;
 const MERCHANT = "mer_demo_2";
 
-beforeAll(async () => {
+beforeEach(async () => {
   h = await createHarness();
   // No merchant configured: each is learned from its events and confirmed with GET /connection. Catch-up
   // runs, so a reconnected merchant's event log is read again.
   await h.worker({ merchantIds: [], catchup: { client: h.client, cron: "0 0 1 1 *" } });
-});
-afterAll(async () => {
+}, 60_000);
+afterEach(async () => {
   await h?.close();
 });
 
@@ -56,27 +56,52 @@ const settledJobs = (id: string) =>
 const mirrored = async (orderId: string) =>
   (await h.db.sql`select 1 from replica.orders where id = ${orderId}`).length === 1;
 
-describe("a merchant that revokes and connects again", () => {
-  let oldConnection: string;
-  let revocationEvent: string;
+/** The merchant learned from its first order: confirmed, mirrored, its jobs done. Its connection's id. */
+async function connected(): Promise<string> {
+  const order = h.sandbox.createOrder({ merchantId: MERCHANT });
+  await h.ingest((e) => e.merchant_id === MERCHANT);
+  await waitFor(() => mirrored(order.id), { what: "the first order mirrored" });
+  const [row] = await connections(MERCHANT);
+  await settledJobs(MERCHANT);
+  return row!.id;
+}
 
+/** Revoked upstream, its connection.revoked delivered and applied. The revocation event's id. */
+async function revoked(): Promise<string> {
+  h.sandbox.revokeMerchant(MERCHANT);
+  const [event] = await h.ingest((e) => e.merchant_id === MERCHANT);
+  await waitFor(async () => (await merchant(MERCHANT))?.status === "revoked", { what: "revoked" });
+  return event!;
+}
+
+/** Connected again upstream, then an order's event (naming the new connection) delivered and settled. */
+async function reconnected(): Promise<void> {
+  h.sandbox.reconnectMerchant(MERCHANT);
+  h.sandbox.resetStats();
+  const order = h.sandbox.createOrder({ merchantId: MERCHANT });
+  const [orderEvent] = await h.ingest((e) => e.merchant_id === MERCHANT);
+  await waitFor(() => mirrored(order.id), { timeoutMs: 30_000, what: "the reconnected merchant's order" });
+  // Applied by its own fetch, or stale when catch-up's fetch of the same order came first.
+  await waitFor(
+    async () => ["applied", "stale"].includes((await outcomes(h.db, [orderEvent!]))[orderEvent!] ?? ""),
+    { what: "the reconnected merchant's order event settled" },
+  );
+  await settledJobs(MERCHANT);
+}
+
+// Each case builds the history it needs on a database and sandbox of its own, so any one runs alone.
+describe("a merchant that revokes and connects again", () => {
   it("is confirmed and mirrored, its connection named in its state", { timeout: 120_000 }, async () => {
-    const order = h.sandbox.createOrder({ merchantId: MERCHANT });
-    await h.ingest((e) => e.merchant_id === MERCHANT);
-    await waitFor(() => mirrored(order.id), { what: "the first order mirrored" });
-    const [row] = await connections(MERCHANT);
-    expect(row?.status).toBe("active");
-    oldConnection = row!.id;
-    expect(await merchant(MERCHANT)).toEqual({ status: "active", connection_id: oldConnection });
-    await settledJobs(MERCHANT);
+    const connection = await connected();
+    expect(await connections(MERCHANT)).toEqual([{ id: connection, status: "active" }]);
+    expect(await merchant(MERCHANT)).toEqual({ status: "active", connection_id: connection });
   });
 
   it("connection.revoked sets the connection row to revoked with the merchant, and the feed says so", {
     timeout: 120_000,
   }, async () => {
-    h.sandbox.revokeMerchant(MERCHANT);
-    revocationEvent = (await h.ingest((e) => e.merchant_id === MERCHANT))[0]!;
-    await waitFor(async () => (await merchant(MERCHANT))?.status === "revoked", { what: "revoked" });
+    const oldConnection = await connected();
+    const revocationEvent = await revoked();
     expect(await connections(MERCHANT)).toEqual([{ id: oldConnection, status: "revoked" }]);
     const [raw] = await h.db.sql<{ status: string }[]>`
       select raw ->> 'status' as status from replica.connections where id = ${oldConnection}`;
@@ -96,16 +121,9 @@ describe("a merchant that revokes and connects again", () => {
   it("a later event naming a new connection confirms it again: active, mirrored, its events applied, caught up", {
     timeout: 120_000,
   }, async () => {
-    h.sandbox.reconnectMerchant(MERCHANT);
-    h.sandbox.resetStats();
-    const order = h.sandbox.createOrder({ merchantId: MERCHANT });
-    const [orderEvent] = await h.ingest((e) => e.merchant_id === MERCHANT);
-    await waitFor(() => mirrored(order.id), { timeoutMs: 30_000, what: "the reconnected merchant's order" });
-    // Applied by its own fetch, or stale when catch-up's fetch of the same order came first.
-    await waitFor(
-      async () => ["applied", "stale"].includes((await outcomes(h.db, [orderEvent!]))[orderEvent!] ?? ""),
-      { what: "the reconnected merchant's order event settled" },
-    );
+    const oldConnection = await connected();
+    await revoked();
+    await reconnected();
     const state = await merchant(MERCHANT);
     expect(state?.status).toBe("active");
     expect(state?.connection_id).not.toBe(oldConnection);
@@ -113,7 +131,6 @@ describe("a merchant that revokes and connects again", () => {
       { id: oldConnection, status: "revoked" },
       { id: state!.connection_id, status: "active" },
     ]);
-    await settledJobs(MERCHANT);
     // One to confirm it again, one by the reconcile of its whole mirror that follows.
     expect(h.calls("GET /connection")).toBe(2);
     expect((await connectionChanges()).at(-1)).toMatchObject({
@@ -135,6 +152,9 @@ describe("a merchant that revokes and connects again", () => {
   it("a late connection.revoked of the old connection revokes nothing else; the merchant keeps syncing", {
     timeout: 120_000,
   }, async () => {
+    const oldConnection = await connected();
+    await revoked();
+    await reconnected();
     const late = {
       id: "evt_late_revocation",
       type: "connection.revoked",
@@ -162,6 +182,9 @@ describe("a merchant that revokes and connects again", () => {
   });
 
   it("`loops-sync changes` lists the revocation and the reconnect", { timeout: 120_000 }, async () => {
+    const oldConnection = await connected();
+    await revoked();
+    await reconnected();
     const run = await runCli(
       ["changes", "--resource", "connection", "--merchant", MERCHANT, "--json"],
       { DATABASE_URL: h.db.url },

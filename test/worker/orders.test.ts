@@ -131,10 +131,11 @@ describe("worker: order events", () => {
       id: "evt_ghost_1",
       data: { ...template!.data, order_id: "ord_does_not_exist", version: 1 },
     };
+    // Counted before the commit: the worker may fetch before this test's next line runs.
+    const fetches = h.calls(ORDER_FETCH);
     await h.db.sql.begin((tx) =>
       storeEventsAndEnqueue(tx, [ghost], { source: "webhook", applicationId: APPLICATION_ID }),
     );
-    const fetches = h.calls(ORDER_FETCH);
     await waitFor(() => settled(h.db, [ghost.id]), { what: "ghost settled" });
     const [row] = await h.db.sql`select outcome, error, outcome_at from sync.events where id = ${ghost.id}`;
     expect(row).toMatchObject({ outcome: "failed" });

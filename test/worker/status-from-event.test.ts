@@ -249,6 +249,16 @@ describe("worker: list pages only while the request budget is busy (maxRps given
         filling = false;
         await filler;
       }
+
+      // The way back: once less than a fifth of the budget is used, each order is read alone again.
+      await waitFor(() => !worker.orderBatches.bulkReads, {
+        what: "the worker reading the budget free again",
+      });
+      fetches = h.calls(ORDER_FETCH);
+      lists = h.calls(ORDER_LIST);
+      await twoNewOrders();
+      expect(h.calls(ORDER_FETCH) - fetches).toBe(2);
+      expect(h.calls(ORDER_LIST)).toBe(lists);
     } finally {
       await restartWorker({});
     }

@@ -75,6 +75,22 @@ export function registerScheduleMetrics(
     });
   }
   new Gauge({
+    name: "loops_sync_scheduled_interval_seconds",
+    help:
+      "A trickle's interval (task reconcile, catchup): kind=configured is RECONCILE_CRON's or CATCHUP_CRON's, " +
+      "kind=effective what the merchants need at RECONCILE_BUDGET_SHARE, both trickles together (longer when they do not fit)",
+    labelNames: ["task", "kind"],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const tick of (await state())?.ticks ?? []) {
+        if (tick.intervalSeconds === null || tick.effectiveIntervalSeconds === null) continue;
+        this.set({ task: tick.task, kind: "configured" }, tick.intervalSeconds);
+        this.set({ task: tick.task, kind: "effective" }, tick.effectiveIntervalSeconds);
+      }
+    },
+  });
+  new Gauge({
     name: "loops_sync_loops_requests_granted_last_second",
     help: "Requests to Loops the shared budget (LOOPS_MAX_RPS) granted in the last 1.2 s, every process together",
     registers: [registry],

@@ -15,6 +15,8 @@ export interface RunCatchupOptions {
   merchantIds?: readonly string[];
   /** Only this merchant (even one not yet known). Default: every active merchant. */
   merchantId?: string | undefined;
+  /** Only these merchants (a start's due ones). Default: every active merchant. */
+  merchants?: readonly string[] | undefined;
   /** Events per GET /events page (1–100). Default: 100. */
   pageSize?: number;
   /**
@@ -69,6 +71,7 @@ export async function runCatchup({
   applicationId,
   merchantIds = [],
   merchantId,
+  merchants: only,
   pageSize = 100,
   listThreshold = 2,
   initialBackfill = true,
@@ -84,7 +87,7 @@ export async function runCatchup({
     throw new RangeError(`runCatchup: pageSize must be a whole number from 1 to 100, got ${pageSize}`);
   }
   const callsBefore = requestCount(client);
-  const merchants = merchantId ? [merchantId] : await listActiveMerchants(sql, merchantIds);
+  const merchants = merchantId ? [merchantId] : (only ?? (await listActiveMerchants(sql, merchantIds)));
   const results = await runInLanes(
     merchants,
     concurrency,

@@ -14,7 +14,7 @@ export interface HttpResponse {
 export interface HttpRequestInit {
   method: string;
   headers: Record<string, string>;
-  body?: string | URLSearchParams | FormData | undefined;
+  body?: string | URLSearchParams | FormData | Uint8Array | undefined;
   signal: AbortSignal;
 }
 
@@ -36,7 +36,7 @@ export function createUndiciFetch(): HttpFetch {
       path: url.slice(url.indexOf("/", url.indexOf("//") + 2)) || "/",
       method: method as "GET",
       headers,
-      body: body === undefined ? null : String(body),
+      body: body === undefined ? null : body instanceof Uint8Array ? body : String(body),
       signal,
     });
     // A timeout or the caller's abort while the body streams rejects with the signal's reason, as fetch does.

@@ -11,6 +11,13 @@ export {
   type LoopsErrorKind,
   type LoopsFieldError,
 } from "./errors.ts";
+export { ANSWER_HEADERS, type ForwardRequest, type ForwardResult } from "./forward-call.ts";
+export {
+  createGatewayClient,
+  type GatewayClient,
+  type GatewayClientOptions,
+  type GatewayMerchantClient,
+} from "./gateway-client.ts";
 export type { HttpFetch, HttpRequestInit, HttpResponse } from "./http.ts";
 export { LoopsClient, type LoopsClientOptions, type MerchantClientOptions } from "./loops-client.ts";
 export { MerchantClient } from "./merchant-client.ts";

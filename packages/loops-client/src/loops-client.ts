@@ -1,6 +1,7 @@
 import { inspect } from "node:util";
 import { z } from "zod";
 import { classifyFetchError } from "./classify-fetch-error.ts";
+import { type ForwardDeps, type ForwardRequest, type ForwardResult, forwardCall } from "./forward-call.ts";
 import { createUndiciFetch, type HttpFetch } from "./http.ts";
 import { MerchantClient } from "./merchant-client.ts";
 import type { RequestGate, RequestPriority } from "./request-gate.ts";
@@ -71,6 +72,7 @@ export class LoopsClient {
   readonly #clientId: string;
   readonly #tokens: TokenSource;
   readonly #timeoutMs: number;
+  readonly #forward: ForwardDeps;
 
   constructor({
     apiUrl,
@@ -126,6 +128,23 @@ export class LoopsClient {
       },
     });
     this.merchants = new MerchantsResource(this.#transport);
+    this.#forward = {
+      base: apiUrl.replace(/\/+$/, ""),
+      tokens: this.#tokens,
+      fetch: fetchImpl,
+      gate,
+      timeoutMs,
+      userAgent,
+      stats: this.#stats,
+    };
+  }
+
+  /**
+   * Sends a partner backend's write as it came, with this client's token, as live work of the request budget,
+   * and returns Loops' answer unparsed (loops-sync's gateway). Not retried, but for a 401 after a token refresh.
+   */
+  forward(request: ForwardRequest): Promise<ForwardResult> {
+    return forwardCall(this.#forward, request);
   }
 
   /** The API as one merchant: every call carries its Service-Merchant-Id. */

@@ -34,5 +34,8 @@ export interface BudgetGrant {
   waitMs: number;
 }
 
-/** Asks the shared budget for up to `want` tokens; `live` may use the share kept from background work. */
-export type TakeTokens = (want: number, live: boolean) => Promise<BudgetGrant>;
+/**
+ * Asks the shared budget for up to `want` tokens; `live` may use the share kept from background work, and
+ * `background` (tokens for background attempts only) is held to the background share when the budget has one.
+ */
+export type TakeTokens = (want: number, live: boolean, background?: boolean) => Promise<BudgetGrant>;

@@ -37,6 +37,26 @@ describe("SharedBudgetGate", () => {
     expect(budget.asks[0]).toEqual({ want: 1, live: false });
   });
 
+  it("asks at once for a live attempt that arrives while refused background work waits out the window", async () => {
+    const budget = scriptedBudget();
+    const gate = new SharedBudgetGate({ take: budget.take });
+    // Background work's share is full: the budget says to come back in a minute.
+    budget.grant({ granted: 0, validMs: 0, waitMs: 60_000 });
+    let backgroundDone = false;
+    const background = gate.acquire({ priority: "background", merchantId: "mer_a" }).then(() => {
+      backgroundDone = true;
+    });
+    await settle();
+    expect(budget.asks).toEqual([{ want: 1, live: false }]);
+    budget.grant({ granted: 1, validMs: 1_000, waitMs: 0 });
+    // Waited out the minute before, this never resolved within the test's time.
+    await gate.acquire({ priority: "live", merchantId: "mer_b" });
+    expect(budget.asks[1]).toEqual({ want: 1, live: true });
+    expect(backgroundDone).toBe(false);
+    budget.grant({ granted: 1, validMs: 1_000, waitMs: 0 });
+    await background;
+  });
+
   it("hands tokens to live attempts first, then confirmations, then background work", async () => {
     const budget = scriptedBudget();
     const gate = new SharedBudgetGate({ take: budget.take, maxBatch: 10 });

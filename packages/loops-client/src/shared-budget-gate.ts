@@ -43,6 +43,8 @@ export class SharedBudgetGate implements RequestGate {
   #backgroundWaiting = 0;
   #tokens = 0;
   #expiresAt = 0;
+  /** Ends the loop's wait after a refusal of background work: a live or confirming attempt arrived. */
+  #wake: AbortController | undefined;
   // One loop per process hands out tokens; callers only enqueue and wake it.
   readonly #pump = coalescing(() => this.#round());
 
@@ -92,6 +94,7 @@ export class SharedBudgetGate implements RequestGate {
       signal?.addEventListener("abort", onAbort, { once: true });
       queue.push(waiter);
       if (priority === "background") this.#backgroundWaiting++;
+      else this.#wake?.abort();
       void this.#pump.run();
     });
   }
@@ -145,11 +148,15 @@ export class SharedBudgetGate implements RequestGate {
       return "more";
     }
     this.#tokens = 0;
-    const want = Math.min(waiting, this.#o.maxBatch);
+    // A lease is sized for who asks at its rate: a live or confirming attempt's lease never carries
+    // background attempts along (they ask on their own, held to the background share), so background work
+    // holds no token a live fetch waits for (docs/scaling.md, "Live first: the background share").
+    const ahead = this.#live.length + this.#confirm.length;
+    const want = Math.min(ahead > 0 ? ahead : waiting, this.#o.maxBatch);
     let grant: Awaited<ReturnType<TakeTokens>>;
     const asked = performance.now();
     try {
-      grant = await this.#o.take(want, this.#live.length > 0);
+      grant = await this.#o.take(want, this.#live.length > 0, ahead === 0);
     } catch (error) {
       this.#o.onError?.(error);
       await sleep(this.#o.retryMs);
@@ -164,7 +171,14 @@ export class SharedBudgetGate implements RequestGate {
     const answered = performance.now();
     this.#expiresAt = Math.min(answered, asked + this.#o.maxLateMs) + grant.validMs - this.#o.marginMs;
     // A little jitter, so processes refused together do not all return in the same millisecond.
-    if (grant.granted === 0) await sleep(Math.max(1, grant.waitMs) + Math.random() * 5);
+    if (grant.granted === 0) {
+      const waitMs = Math.max(1, grant.waitMs) + Math.random() * 5;
+      // Background work refused for its share may wait up to the budget's window (1.2 s); a live or
+      // confirming attempt arriving meanwhile asks at once, for the part of the budget kept for it.
+      this.#wake = ahead === 0 ? new AbortController() : undefined;
+      await sleep(waitMs, this.#wake?.signal).catch(() => {});
+      this.#wake = undefined;
+    }
     return "more";
   }
 }

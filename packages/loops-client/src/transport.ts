@@ -8,7 +8,13 @@ import { requestSignal } from "./request-signal.ts";
 import type { RequestStats } from "./request-stats.ts";
 import { backoffDelayMs, type RetryPolicy, sleep } from "./retry-policy.ts";
 import { parseReporting, type UnknownValueSink } from "./schemas/open-enum.ts";
-import type { TokenSource } from "./token-source.ts";
+/** Where a transport gets its bearer token: OAuth's TokenSource, or a fixed one (the gateway's). */
+export interface BearerTokens {
+  get(): Promise<string>;
+  /** The token was refused (401): the next get() asks again where it can. */
+  invalidate(token: string): void;
+}
+
 import { tracedFetch } from "./traced-fetch.ts";
 import { formatIssuePath } from "./validation/format-issue-path.ts";
 
@@ -45,7 +51,7 @@ export interface RequestSpec<S extends z.ZodType> {
 
 export interface TransportOptions {
   apiUrl: string;
-  tokens: TokenSource;
+  tokens: BearerTokens;
   fetch: HttpFetch;
   timeoutMs: number;
   retry: RetryPolicy;

@@ -1,5 +1,6 @@
 export { inTransaction } from "./in-transaction.ts";
 export { DEFAULT_MAX_ATTEMPTS, enqueueJob, type JobSpec, rescheduleJob } from "./jobs/enqueue-job.ts";
+export { recordTrickle, type TrickleState } from "./jobs/record-trickle.ts";
 export { runInLanes } from "./jobs/run-in-lanes.ts";
 export {
   countUnfinishedRunOverrun,

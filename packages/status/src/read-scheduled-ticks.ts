@@ -1,4 +1,4 @@
-import { budgetSlotInWindow, type Sql, type TransactionSql } from "@loops-sync/db";
+import { readRequestBudgetState, type Sql, type TransactionSql } from "@loops-sync/db";
 import { iso } from "./read-merchant-statuses.ts";
 import type { RequestBudgetStatus, ScheduledTickStatus } from "./sync-status.ts";
 
@@ -16,10 +16,12 @@ export async function readScheduledTicks(sql: Sql | TransactionSql): Promise<Sch
       last_overran: boolean;
       overruns: number;
       overdue: boolean;
+      interval_seconds: number | null;
+      effective_interval_seconds: number | null;
     }[]
   >`
     select task, started_at, deadline, finished_at, items, items_done, last_duration_seconds, last_overran,
-           overruns,
+           overruns, interval_seconds, effective_interval_seconds,
            (finished_at is null and deadline < now()) as overdue
     from sync.scheduled_ticks order by task`;
   return rows.map((r) => ({
@@ -35,20 +37,14 @@ export async function readScheduledTicks(sql: Sql | TransactionSql): Promise<Sch
     // The run now going is past its deadline, or the last one ended after it.
     overran: r.overdue || (r.finished_at !== null && r.last_overran),
     overruns: r.overruns,
+    intervalSeconds: r.interval_seconds,
+    effectiveIntervalSeconds:
+      r.effective_interval_seconds === null ? null : Math.round(r.effective_interval_seconds),
   }));
 }
 
-/** The shared request budget (LOOPS_MAX_RPS) as every process sees it. */
+/** The shared request budget (LOOPS_MAX_RPS) as every process sees it, read by the budget's own folder. */
 export async function readRequestBudgetStatus(sql: Sql | TransactionSql): Promise<RequestBudgetStatus> {
-  const [row] = await sql<{ granted: number; narrowed_rps: number | null; narrowed_until: Date | null }[]>`
-    select (case when ${budgetSlotInWindow(sql)}
-                 then (select coalesce(sum(u), 0) from unnest(used) u) else 0 end)::int as granted,
-           case when narrowed_until > now() then narrowed_rps end as narrowed_rps,
-           case when narrowed_until > now() then narrowed_until end as narrowed_until
-    from sync.request_budget where name = 'loops'`;
-  return {
-    grantedLastSecond: row?.granted ?? 0,
-    narrowedRps: row?.narrowed_rps ?? null,
-    narrowedUntil: iso(row?.narrowed_until ?? null),
-  };
+  const { grantedLastSecond, narrowedRps, narrowedUntil } = await readRequestBudgetState(sql);
+  return { grantedLastSecond, narrowedRps, narrowedUntil: iso(narrowedUntil) };
 }

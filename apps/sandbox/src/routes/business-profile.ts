@@ -21,6 +21,11 @@ const FILE_TYPES: Record<string, string> = {
 };
 /** The spec's "4 MB" per document, read as 4,000,000 bytes like the client does. */
 export const MAX_DOCUMENT_BYTES = 4_000_000;
+export const DOCUMENTS_PATH = "/merchant/business-profile/documents";
+
+/** The spec's refusal of a file it will not take: too large, empty, or not a PDF, JPG or PNG. */
+export const invalidFile = () =>
+  new ProblemError(400, "invalid_file", { detail: "the file must be a PDF, JPG or PNG of at most 4 MB" });
 
 const detailsBody = z.object({
   legal_name: z.string().min(1),
@@ -63,15 +68,13 @@ export function businessProfileRoutes({
     return c.json(profile);
   });
 
-  app.post("/merchant/business-profile/documents", write, idempotency.middleware(), async (c) => {
+  app.post(DOCUMENTS_PATH, write, idempotency.middleware(), async (c) => {
     const profile = profileOf(c.get("merchantId"));
     locked(profile);
     if (!(c.req.header("content-type") ?? "").startsWith("multipart/form-data")) {
       throw invalidRequest([{ field: "content-type", message: "must be multipart/form-data" }]);
     }
-    if (Number(c.req.header("content-length") ?? 0) > MAX_DOCUMENT_BYTES + 64 * 1024) {
-      throw new ProblemError(400, "invalid_file", { detail: "a document is at most 4 MB" });
-    }
+    if (Number(c.req.header("content-length") ?? 0) > MAX_DOCUMENT_BYTES + 64 * 1024) throw invalidFile();
     const form = await c.req.formData();
     const type = form.get("type");
     const file = form.get("file");
@@ -79,11 +82,7 @@ export function businessProfileRoutes({
       throw invalidRequest([{ field: "type", message: `must be one of ${DOCUMENT_TYPES.join(", ")}` }]);
     }
     if (!(file instanceof File)) throw invalidRequest([{ field: "file", message: "is required" }]);
-    if (!FILE_TYPES[file.type] || file.size === 0 || file.size > MAX_DOCUMENT_BYTES) {
-      throw new ProblemError(400, "invalid_file", {
-        detail: "the file must be a PDF, JPG or PNG of at most 4 MB",
-      });
-    }
+    if (!FILE_TYPES[file.type] || file.size === 0 || file.size > MAX_DOCUMENT_BYTES) throw invalidFile();
     const document = {
       id: ids.next("doc"),
       type,

@@ -1,17 +1,16 @@
 import {
   causedBy,
-  confirmMerchant,
-  PROCESS_EVENTS_MAX_ATTEMPTS,
   recordChanges,
   refuseMerchant,
   type Sql,
   settleUnknownMerchantEvents,
   skipRevokedMerchantEvents,
 } from "@loops-sync/db";
-import { classifyUpstreamFailure, enqueueJob, revokeMerchant } from "@loops-sync/replica";
+import { classifyUpstreamFailure, revokeMerchant } from "@loops-sync/replica";
 import type { Task } from "graphile-worker";
 import { parseIds, upstreamTask } from "../upstream/upstream-task.ts";
 import type { WorkerContext } from "../worker-context.ts";
+import { confirmActiveConnection } from "./confirm-active-connection.ts";
 import { type ConnectionInput, upsertConnection } from "./upsert-merchant.ts";
 
 /**
@@ -66,45 +65,11 @@ export function confirmMerchantTask(ctx: WorkerContext): Task {
           if (connection.status === "revoked") {
             // Answered, but not active: the connection the event named is revoked too.
             const changes = await upsertConnection(tx, connection);
-            changes.push(...(await revokeMerchant(tx, merchantId, { connectionId: connection.id })));
+            changes.push(...(await revokeMerchant(tx, merchantId, { connectionId: connection.id })).changes);
             await recordChanges(tx, causedBy(changes, null, "webhook"));
             return;
           }
-          // Null: no longer unconfirmed (another confirmation came first).
-          const confirmed = await confirmMerchant(tx, merchantId, connection.id);
-          if (!confirmed) return;
-          const changes = await upsertConnection(tx, connection);
-          const pending = await tx<{ id: string; source: "webhook" | "catchup" | "cli" }[]>`
-            select id, source from sync.events e
-            where merchant_id = ${merchantId} and outcome = 'pending'
-              and not exists (select 1 from sync.order_refresh r where r.event_id = e.id)
-            order by id`;
-          if (pending.length > 0) {
-            await enqueueJob(tx, {
-              task: "process_events",
-              payload: { eventIds: pending.map((e) => e.id) },
-              maxAttempts: PROCESS_EVENTS_MAX_ATTEMPTS,
-            });
-          }
-          await enqueueJob(tx, {
-            task: "reconcile_merchant",
-            payload: { merchantId },
-            merchantId,
-            jobKey: `reconcile:${merchantId}`,
-            jobKeyMode: "preserve_run_at",
-          });
-          if (confirmed.wasRevoked) {
-            // Events of the time it was revoked were skipped, and catch-up left it out: read its event log
-            // again from its cursor.
-            await enqueueJob(tx, {
-              task: "catchup",
-              payload: { merchantId },
-              merchantId,
-              jobKey: `catchup:${merchantId}`,
-            });
-          }
-          // Read because the first of these events named the merchant.
-          await recordChanges(tx, causedBy(changes, pending[0] ?? null, "webhook"));
+          await confirmActiveConnection(tx, merchantId, connection);
         });
       },
     },

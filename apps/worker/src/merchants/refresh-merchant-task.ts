@@ -74,7 +74,7 @@ function merchantRefresh(
             outcome: "applied",
           });
           if (connection.status === "revoked") {
-            changes.push(...(await revokeMerchant(tx, merchantId, { connectionId: connection.id })));
+            changes.push(...(await revokeMerchant(tx, merchantId, { connectionId: connection.id })).changes);
           }
           await recordChanges(tx, causedBy(changes, settled.newest));
         });

@@ -1,5 +1,6 @@
 import { type ResourceChange, recordLocationsListing, type Sql, type TransactionSql } from "@loops-sync/db";
 import { inTransaction } from "@loops-sync/replica";
+import { locationRawOnConflict } from "./location-raw.ts";
 
 /** GET /locations item as the replica needs it; other fields are kept in `raw`. */
 export interface LocationInput {
@@ -92,10 +93,12 @@ export async function replaceMerchantLocations(
           merchant_id = excluded.merchant_id, brand_id = excluded.brand_id, name_en = excluded.name_en,
           name_ar = excluded.name_ar, status = excluded.status, timezone = excluded.timezone, city = excluded.city,
           country = excluded.country, latitude = excluded.latitude, longitude = excluded.longitude,
-          updated_at = excluded.updated_at, raw = excluded.raw, synced_at = now()
-        -- A slower, older listing must not undo a newer one; an identical one writes nothing.
+          updated_at = excluded.updated_at, raw = ${locationRawOnConflict(tx)}, synced_at = now()
+        -- A slower, older listing must not undo a newer one; an identical one writes nothing (nor one of the
+        -- revision a gateway write mirrored: location-raw.ts).
         where (r.updated_at is null or excluded.updated_at is null or r.updated_at <= excluded.updated_at)
-          and (r.raw is distinct from excluded.raw or r.merchant_id is distinct from excluded.merchant_id)
+          and (r.raw is distinct from ${locationRawOnConflict(tx)}
+               or r.merchant_id is distinct from excluded.merchant_id)
         returning r.id, r.status
       ),
       dropped as (

@@ -18,7 +18,7 @@ export function needsFetch(c: Claimed): boolean {
 
 /** What a claim found: the merchant's state and the orders it took. */
 export interface ClaimResult {
-  state: Pick<MerchantState, "status" | "pausedUntil">;
+  state: Pick<MerchantState, "status" | "pausedUntil" | "connectionId">;
   claimed: Claimed[];
   /** Queued rows of orders another batch holds. */
   heldElsewhere: number;
@@ -37,6 +37,11 @@ export async function claimOrders(
   exclude: readonly string[] = [],
   limit = ORDER_BATCH_ROWS,
 ): Promise<ClaimResult> {
-  const { status, pausedUntil, ...taken } = await claimQueuedOrders(tx, merchantId, exclude, limit);
-  return { state: { status: merchantStatus(status), pausedUntil }, ...taken };
+  const { status, pausedUntil, connectionId, ...taken } = await claimQueuedOrders(
+    tx,
+    merchantId,
+    exclude,
+    limit,
+  );
+  return { state: { status: merchantStatus(status), pausedUntil, connectionId }, ...taken };
 }

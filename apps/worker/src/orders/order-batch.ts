@@ -6,7 +6,7 @@ import {
   recordChanges,
   type TransactionSql,
 } from "@loops-sync/db";
-import { type Coalescing, coalescing, type SyncMerchantApi } from "@loops-sync/loops-client";
+import type { Coalescing, SyncMerchantApi } from "@loops-sync/loops-client";
 import {
   checkOrder,
   classifyUpstreamFailure,
@@ -19,30 +19,22 @@ import type { LimitFunction } from "p-limit";
 import type { WorkerContext } from "../worker-context.ts";
 import type { BatchRef, BatchValue, Fetched, OrderBatchEvents, OrderBatchResult } from "./batch-value.ts";
 import { type Claimed, type ClaimResult, needsFetch, ORDER_BATCH_ROWS } from "./claim-orders.ts";
+import { type CommitTarget, commitOrder } from "./commit-order.ts";
 import { fetchOrder } from "./fetch-order.ts";
-import { observeCommitted, observeStage } from "./observe-order-stage.ts";
+import { joinClaims } from "./join-claims.ts";
+import { observeStage } from "./observe-order-stage.ts";
 import type { OrderApplier } from "./order-applier.ts";
 import { planOrder, REORDER_WAIT_MS } from "./plan-order.ts";
+import { type ListPage, listedOrder, readListPage } from "./read-list-page.ts";
 import { handOffOrders, routeOrderFailures } from "./route-order-failures.ts";
 import { settleOrderBatch } from "./settle-order-batch.ts";
-import {
-  claimOrdersTraced,
-  inBatchContext,
-  readTraceParents,
-  traceOrderRefresh,
-} from "./trace-order-refresh.ts";
+import { claimOrdersTraced, readTraceParents, traceOrderRefresh } from "./trace-order-refresh.ts";
 
 /**
  * A batch takes rows its merchant queues while it fetches (a join) for this long after it started; then it
  * only finishes, so its claim commits and the orders it locks are free again.
  */
 export const ORDER_BATCH_JOIN_MS = 500;
-/**
- * A batch runs its join claims at least this far apart: the joins asked for meanwhile share the next claim.
- * (Each NOTIFY asks for one; a claim is a statement, and on a busy machine its CPU is taken from every
- * other step.)
- */
-export const ORDER_BATCH_JOIN_GAP_MS = 10;
 /** A batch with this many orders to fetch reads them from one list page instead of one GET each. */
 export const LIST_FETCH_MIN_ORDERS = 2;
 /** Held rows are tried again this long after they are due: the worker's and Postgres's clocks differ a little. */
@@ -104,6 +96,10 @@ export class OrderBatch {
   readonly #fetches: Promise<Fetched>[] = [];
   /** Where the batch is; only the fetch step takes joins ({@link BatchStage}). */
   #stage: BatchStage = { name: "claiming" };
+  /** Where each order's commit is told (commit-order.ts). */
+  readonly #commits: CommitTarget;
+  /** The merchant's connection when the batch claimed: its calls are made under it. */
+  #connectionId: string | null = null;
   get #reorderWaitMs(): number {
     return this.#options.reorderWaitMs ?? REORDER_WAIT_MS;
   }
@@ -113,6 +109,7 @@ export class OrderBatch {
     this.#ctx = ctx;
     this.#options = options;
     this.#api = ctx.client.forMerchant(options.ref.merchantId, { priority: "live" });
+    this.#commits = { ref: options.ref, metrics: ctx.metrics, events: options.events };
     this.#value = {
       ref: options.ref,
       claimed: [],
@@ -186,6 +183,7 @@ export class OrderBatch {
     const { merchantId } = this.ref;
     const first = await claimOrdersTraced(tx, merchantId);
     const { state } = first;
+    this.#connectionId = state.connectionId;
     const orders = first.claimed.map((c) => c.order_id);
     const rows = first.claimed.reduce((n, c) => n + c.rows, 0);
     this.#options.events.emit("claimed", {
@@ -196,7 +194,7 @@ export class OrderBatch {
     });
     if (state.status === "revoked") {
       // Events stored after the revocation were queued all the same: settle them and drop their rows.
-      await recordChanges(tx, await revokeMerchant(tx, merchantId, { source: "webhook" }));
+      await recordChanges(tx, (await revokeMerchant(tx, merchantId, { source: "webhook" })).changes);
       return { rows: 0, more: false };
     }
     if (state.pausedUntil) return { rows: 0, more: false, pausedUntil: state.pausedUntil };
@@ -234,7 +232,9 @@ export class OrderBatch {
     }
     const listFrom = this.#options.listFetchMin ?? LIST_FETCH_MIN_ORDERS;
     const bulk = toFetch.length >= listFrom && (this.#options.bulkReads?.() ?? true);
-    const list = bulk ? this.#listPage(toFetch) : undefined;
+    const { fetchSlots, signal } = this.#options;
+    const stopped = () => v.stopped !== undefined;
+    const list = bulk ? readListPage(this.#api, toFetch, { fetchSlots, signal, stopped }) : undefined;
     for (const c of toFetch) {
       this.#fetches.push(
         traceOrderRefresh(c, traceParents, () =>
@@ -244,50 +244,17 @@ export class OrderBatch {
     }
   }
 
-  /**
-   * Several orders to fetch: ONE `GET /orders?updated_since=` page (the 100 orders updated last, newest
-   * first) from a second before their oldest event. Only the first page is read: paging on while orders
-   * keep changing could skip one that moved to the front, so an order the page does not hold at the
-   * version its events announced is fetched alone instead. Undefined when an event gives no time.
-   */
-  #listPage(claims: readonly Claimed[]): Promise<Map<string, unknown>> | undefined {
-    const times = claims.flatMap((c) => c.events.map((e) => (e.at ? Date.parse(e.at) : Number.NaN)));
-    if (times.length === 0 || times.some(Number.isNaN)) return undefined;
-    const updatedSince = new Date(Math.min(...times) - 1000).toISOString();
-    const { fetchSlots, signal } = this.#options;
-    const page = fetchSlots(async () => {
-      if (this.#value.stopped || signal.aborted) return new Map<string, unknown>();
-      const listed = await this.#api.orders.list({ updated_since: updatedSince, limit: 100 }, { signal });
-      return new Map<string, unknown>(listed.data.map((o) => [o.id, o]));
-    });
-    // Each order awaits it; a failed page sends them to their own fetches (which meet the same refusal).
-    page.catch(() => {});
-    return page;
-  }
-
   /** The order from the batch's list page when it holds the version its events announced, else fetched alone. */
-  async #applyListedOrFetch(claim: Claimed, list: Promise<Map<string, unknown>>): Promise<Fetched> {
-    const listed = await list.then(
-      (page) => page.get(claim.order_id) as { version?: unknown } | undefined,
-      () => undefined,
-    );
-    const wanted = claim.version ?? 0;
-    if (!listed || typeof listed.version !== "number" || listed.version < wanted) {
-      return await this.#fetchAndApplyOne(claim);
-    }
-    const { metrics } = this.#ctx;
-    const { applier, events } = this.#options;
-    try {
+  async #applyListedOrFetch(claim: Claimed, list: Promise<ListPage>): Promise<Fetched> {
+    const listed = await listedOrder(list, claim);
+    if (!listed) return await this.#fetchAndApplyOne(claim);
+    const { applier } = this.#options;
+    const committed = await commitOrder(this.#commits, claim, async () => {
       const order = checkOrder(listed);
-      const fetchedAt = observeStage(metrics, "fetch", claim.taken_at);
-      const applied = await applier.apply(order, claim.event_ids, claim.claimed_at);
-      observeCommitted(metrics, claim, fetchedAt);
-      events.emit("committed", { batch: this.ref, orderId: claim.order_id, applied });
-      return { kind: "applied", claim, applied };
-    } catch (error) {
-      events.emit("committed", { batch: this.ref, orderId: claim.order_id, error });
-      return { kind: "failed", claim, failure: classifyUpstreamFailure(error), error, stage: "apply" };
-    }
+      const fetchedAt = observeStage(this.#ctx.metrics, "fetch", claim.taken_at);
+      return { applied: await applier.apply(order, claim.event_ids, claim.claimed_at), fetchedAt };
+    });
+    return committed!;
   }
 
   /**
@@ -295,58 +262,33 @@ export class OrderBatch {
    * row moved since the claim read it), the order is fetched instead, as any event it cannot prove.
    */
   async #applyChainOrFetch(claim: Claimed, chain: StatusChain, settles: string[]): Promise<Fetched> {
-    const { applier, events } = this.#options;
-    try {
-      const attributes = {
-        "loops.order.id": claim.order_id,
-        "loops.order.version": chain.steps.at(-1)!.version,
-      };
+    const { applier } = this.#options;
+    const attributes = {
+      "loops.order.id": claim.order_id,
+      "loops.order.version": chain.steps.at(-1)!.version,
+    };
+    const committed = await commitOrder(this.#commits, claim, async () => {
       const applied = await withSpan("apply order from event", { attributes }, () =>
         applier.applyChain(chain, settles, claim.claimed_at),
       );
-      if (!applied.changed) {
-        this.#value.held.delete(claim.order_id);
-        return await this.#fetchAndApplyOne(claim);
-      }
-      observeCommitted(this.#ctx.metrics, claim, claim.taken_at);
-      events.emit("committed", { batch: this.ref, orderId: claim.order_id, applied });
-      return { kind: "applied", claim, applied };
-    } catch (error) {
-      events.emit("committed", { batch: this.ref, orderId: claim.order_id, error });
-      return { kind: "failed", claim, failure: classifyUpstreamFailure(error), error, stage: "apply" };
-    }
+      // No call was made: its commit stage starts at the claim.
+      return applied.changed ? { applied, fetchedAt: claim.taken_at } : undefined;
+    });
+    if (committed) return committed;
+    this.#value.held.delete(claim.order_id);
+    return await this.#fetchAndApplyOne(claim);
   }
 
   /** Step 2: the fetches and their commits, taking joins until none is left. */
   async #fetchAndApply(tx: TransactionSql): Promise<void> {
     const v = this.#value;
-    let lastClaimAt = performance.now();
-    let failed: { error: unknown } | undefined;
-    // One join claim at a time, in the batch's trace context whoever asks for it.
-    const joins = coalescing(
-      inBatchContext(async () => {
-        const wait = lastClaimAt + ORDER_BATCH_JOIN_GAP_MS - performance.now();
-        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-        lastClaimAt = performance.now();
-        if (v.rows >= ORDER_BATCH_ROWS || failed) return "done";
-        try {
-          const have = v.claimed.map((c) => c.order_id);
-          const joined = await claimOrdersTraced(tx, this.ref.merchantId, have, ORDER_BATCH_ROWS - v.rows);
-          this.#take(tx, joined);
-          this.#options.events.emit("joined", {
-            batch: this.ref,
-            orders: joined.claimed.map((c) => c.order_id),
-            rows: joined.claimed.reduce((n, c) => n + c.rows, 0),
-            heldHere: joined.heldHere,
-            heldElsewhere: joined.heldElsewhere,
-          });
-          return undefined;
-        } catch (error) {
-          failed = { error };
-          return "done";
-        }
-      }),
-    );
+    const { joins, failed } = joinClaims({
+      tx,
+      ref: this.ref,
+      value: v,
+      events: this.#options.events,
+      take: (joined) => this.#take(tx, joined),
+    });
     this.#stage = {
       name: "fetching",
       joinUntil: performance.now() + (this.#options.joinMs ?? ORDER_BATCH_JOIN_MS),
@@ -357,7 +299,8 @@ export class OrderBatch {
       for (;;) {
         const count = this.#fetches.length;
         await joins.ended();
-        if (failed) throw failed.error;
+        const failure = failed();
+        if (failure) throw failure.error;
         v.fetched = await Promise.all(this.#fetches);
         if (this.#fetches.length === count && !joins.running) return;
       }
@@ -372,7 +315,7 @@ export class OrderBatch {
    */
   async #fetchAndApplyOne(claim: Claimed): Promise<Fetched> {
     const { metrics } = this.#ctx;
-    const { applier, fetchSlots, signal, events } = this.#options;
+    const { applier, fetchSlots, signal } = this.#options;
     const v = this.#value;
     const answer = await fetchSlots(async () => {
       if (v.stopped || signal.aborted) return { kind: "skipped" as const, claim };
@@ -388,21 +331,16 @@ export class OrderBatch {
       }
     });
     if (answer.kind !== "fetched") return answer;
-    try {
-      const attributes = { "loops.order.id": claim.order_id, "loops.order.version": answer.order.version };
+    const attributes = { "loops.order.id": claim.order_id, "loops.order.version": answer.order.version };
+    const committed = await commitOrder(this.#commits, claim, async () => {
       const applied = await withSpan("apply order", { attributes }, async (span) => {
         const result = await applier.apply(answer.order, claim.event_ids, claim.claimed_at);
         span?.setAttribute("loops.order.changed", result.changed);
         return result;
       });
-      observeCommitted(metrics, claim, answer.fetchedAt);
-      events.emit("committed", { batch: this.ref, orderId: claim.order_id, applied });
-      return { kind: "applied", claim, applied };
-    } catch (error) {
-      events.emit("committed", { batch: this.ref, orderId: claim.order_id, error });
-      // As for a failed fetch: retried by the order's own job, or failed when Postgres refuses its data.
-      return { kind: "failed", claim, failure: classifyUpstreamFailure(error), error, stage: "apply" };
-    }
+      return { applied, fetchedAt: answer.fetchedAt };
+    });
+    return committed!;
   }
 
   /** Steps 4 and 5: route what could not be finished; revoke, hand off, or pause; tell the scheduler what next. */
@@ -412,8 +350,19 @@ export class OrderBatch {
     const { rows, heldElsewhere, heldHere, stopped } = this.#value;
     const routed = await routeOrderFailures(this.#ctx, tx, merchantId, this.#value);
     if (stopped?.kind === "revoked") {
+      // A reconnect confirmed while the batch fetched makes its refusal stale: it revokes only the connection
+      // the calls were made under, and the refused orders are fetched again under the new one.
+      const { stale, changes } = await revokeMerchant(tx, merchantId, {
+        source: "webhook",
+        refusedUnder: this.#connectionId,
+      });
+      if (stale) await handOffOrders(tx, merchantId, routed);
       // Last in the transaction: recordChanges takes the feed's lock.
-      await recordChanges(tx, await revokeMerchant(tx, merchantId, { source: "webhook" }));
+      await recordChanges(tx, changes);
+      if (stale) {
+        logger.info({ merchantId }, "a refusal made under the merchant's old connection; fetched again");
+        return { rows, more: true };
+      }
       logger.warn({ merchantId }, "connection not active: merchant marked revoked, no more calls");
       return { rows, more: false };
     }

@@ -56,8 +56,10 @@ export async function routeOrderFailures(
     const { claim, failure } = f;
     const committing = f.stage === "apply";
     if (!committing) metrics.upstreamFailures.inc({ kind: failure.kind });
-    // A 429 or a pause is no fault of the order: it waits in the queue, its events stay pending.
-    if (failure.kind === "rate_limited" || failure.kind === "paused") requeue.push(claim);
+    // A 429 or a pause is no fault of the order: it waits in the queue, its events stay pending. So does a
+    // refusal: when the merchant is revoked its queue is dropped, when the refusal is stale it is fetched again.
+    if (failure.kind === "rate_limited" || failure.kind === "paused" || failure.kind === "revoked")
+      requeue.push(claim);
     else if (failure.kind === "transient") {
       retry.add(claim.order_id);
       logger.warn(

@@ -93,7 +93,7 @@ export async function reconcileMerchant(
     ];
     if (revoked) {
       const revocation = await revokeMerchant(tx, merchantId, { connectionId: connection.id, source });
-      written.push(...revocation);
+      written.push(...revocation.changes);
     }
     return written;
   });

@@ -1,5 +1,11 @@
 import type { Logger } from "@loops-sync/config";
-import { causedBy, learnConfiguredMerchants, recordChanges, type Sql } from "@loops-sync/db";
+import {
+  causedBy,
+  learnConfiguredMerchants,
+  recordChanges,
+  recordMerchantReconciled,
+  type Sql,
+} from "@loops-sync/db";
 import type { SyncApi } from "@loops-sync/loops-client";
 import { classifyUpstreamFailure, revokeMerchantAndRecord } from "@loops-sync/replica";
 import { upsertChannels } from "../mirror/upsert-locations.ts";
@@ -74,6 +80,8 @@ export async function runReconcile({
     const changed = Object.fromEntries(RESOURCES.map((r) => [r, 0])) as MerchantReconcileResult["changed"];
     try {
       const result = await reconcileMerchant(sql, client, id, { ...options, retrySetAside, logger });
+      // It counts as the merchant's run: the worker's trickle schedules the next one from it.
+      if (!result.revoked) await recordMerchantReconciled(sql, id, result.apiCalls);
       for (const c of result.changes)
         if (c.resource in changed) changed[c.resource as keyof typeof changed]++;
       merchants.push({

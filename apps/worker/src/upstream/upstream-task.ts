@@ -101,16 +101,24 @@ export function upstreamTask<K extends TaskName>(spec: UpstreamTaskSpec<K>, ctx:
           await recordSetAside(sql, logger, failure, merchantId, { task: spec.name });
           await spec.settle(payload, "failed", SET_ASIDE_OUTCOME(failure.resource));
           return done("set_aside");
-        case "revoked":
-          await revokeMerchantAndRecord(sql, merchantId, {
+        case "revoked": {
+          // A reconnect confirmed while the call was answered makes this refusal stale: it revokes the old
+          // connection only, and the job runs again under the new one.
+          const stale = await revokeMerchantAndRecord(sql, merchantId, {
             source: spec.name === "reconcile_merchant" ? "reconcile" : "webhook",
+            refusedUnder: state.connectionId,
           });
+          if (stale) {
+            await rescheduleJob(sql, helpers.job, new Date());
+            return done("rescheduled");
+          }
           await spec.settle(payload, "skipped_revoked");
           logger.warn(
             { task: spec.name, merchantId },
             "connection not active: merchant marked revoked, no more calls",
           );
           return done("revoked");
+        }
         case "permanent":
           await spec.settle(payload, "failed", failure.message);
           logger.warn(

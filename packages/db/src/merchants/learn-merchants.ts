@@ -31,3 +31,22 @@ export async function learnConfiguredMerchants(
     insert into sync.merchants (id, learned_from) select unnest(${[...merchantIds]}::text[]), 'config'
     on conflict (id) do nothing`;
 }
+
+/**
+ * (none) or unconfirmed → active: a merchant the partner's backend created through the gateway (POST
+ * /merchants answered 201: Loops knows it and connected it to us), synced from now on like one named in
+ * LOOPS_MERCHANT_IDS. `learned`: new here (`learned_from` gateway); `confirmed`: its own merchant.created
+ * webhook came first and left it unconfirmed (its waiting events are the caller's to dispatch); null: known
+ * already, its state kept (a revoked one stays revoked).
+ */
+export async function learnCreatedMerchant(
+  sql: Sql | TransactionSql,
+  merchantId: string,
+): Promise<"learned" | "confirmed" | null> {
+  const [row] = await sql<{ inserted: boolean }[]>`
+    insert into sync.merchants as m (id, learned_from, status) values (${merchantId}, 'gateway', 'active')
+    on conflict (id) do update set status = 'active', confirm_error = null
+      where m.status = 'unconfirmed' and m.revoked_at is null
+    returning (xmax = 0) as inserted`;
+  return row === undefined ? null : row.inserted ? "learned" : "confirmed";
+}

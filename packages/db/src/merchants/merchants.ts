@@ -10,12 +10,13 @@
  * - `revoked`: its connection was revoked; its data is kept and no call is made for it.
  *
  * No row: not heard of yet (`readMerchantState` lets its calls go ahead). `learned_from` says who named it
- * first: config (LOOPS_MERCHANT_IDS), webhook, catchup or cli.
+ * first: config (LOOPS_MERCHANT_IDS), webhook, catchup, cli or gateway (created through it).
  *
  * | from        | to                                            | function                    | who                               |
  * | ----------- | --------------------------------------------- | --------------------------- | --------------------------------- |
  * | (none)      | unconfirmed (webhook), active (catch-up, CLI) | `learnInboxMerchants` (CTE) | the inbox's one statement         |
  * | (none)      | active, learned from config                   | `learnConfiguredMerchants`  | worker start, catch-up, reconcile |
+ * | (none), unconfirmed | active (learned from gateway when new) | `learnCreatedMerchant`      | POST /merchants via the gateway   |
  * | unconfirmed | active, naming the connection answered        | `confirmMerchant`           | confirm_merchant: answered        |
  * | unconfirmed | unknown with why (revoked if it was)          | `refuseMerchant`            | confirm_merchant: refused         |
  * | active      | active, naming its active connection          | `recordActiveConnection`    | `upsertConnection`                |
@@ -23,6 +24,7 @@
  * | revoked     | unconfirmed, naming the new connection        | `reopenRevokedMerchant`     | process_events: a reconnect       |
  * | any, (none) | the same (none: active), calls paused         | `pauseMerchant`             | a 429 (worker, catch-up)          |
  * | any         | the same, `locations_listed_at`               | `recordLocationsListing`    | a complete locations listing      |
+ * | any         | the same, `reconciled_at`, `reconcile_calls`  | `recordMerchantReconciled`  | reconcile_merchant: a complete run |
  *
  * Reads (`readMerchantState`, the lists of active merchants) stay with their callers.
  */

@@ -45,6 +45,8 @@ export interface QueueClaim {
   status: string | null;
   /** `sync.paused_until(merchant)`: set while its calls are paused. */
   pausedUntil: Date | null;
+  /** `sync.merchants.connection_id`: the connection this batch's calls are made under. */
+  connectionId: string | null;
   claimed: Claimed[];
   /** Queued rows of orders another batch holds. */
   heldElsewhere: number;
@@ -69,13 +71,16 @@ export async function claimQueuedOrders(
   limit: number,
 ): Promise<QueueClaim> {
   const rows = await tx<
-    ({ status: string | null; paused_until: Date | null; held_elsewhere: number; held_here: number } & (
-      | Claimed
-      | { order_id: null }
-    ))[]
+    ({
+      status: string | null;
+      paused_until: Date | null;
+      connection_id: string | null;
+      held_elsewhere: number;
+      held_here: number;
+    } & (Claimed | { order_id: null }))[]
   >`
     with state as materialized (
-      select m.status, sync.paused_until(${merchantId}) as paused_until
+      select m.status, m.connection_id, sync.paused_until(${merchantId}) as paused_until
       from (select 1) as one left join sync.merchants m on m.id = ${merchantId}
     ),
     ready as materialized (
@@ -122,7 +127,7 @@ export async function claimQueuedOrders(
       select (select count(*) from candidates)::int - (select count(*) from mine)::int as rows_left,
              (select count(*) from candidates where order_id = any(${exclude as string[]}::text[]))::int as held_here
     )
-    select s.status, s.paused_until, h.rows_left - h.held_here as held_elsewhere, h.held_here, g.*
+    select s.status, s.paused_until, s.connection_id, h.rows_left - h.held_here as held_elsewhere, h.held_here, g.*
     from state s cross join held h left join grouped g on true
     order by g.order_id`;
   const first = rows[0]!;
@@ -130,6 +135,7 @@ export async function claimQueuedOrders(
   return {
     status: first.status,
     pausedUntil: first.paused_until,
+    connectionId: first.connection_id,
     claimed: rows
       .filter((r): r is typeof r & Omit<Claimed, "taken_at"> => r.order_id !== null)
       .map((r) => ({ ...r, taken_at: takenAt })),

@@ -22,6 +22,8 @@ export interface MerchantState {
   refusal: PauseCause | null;
   /** The database's clock when read; events received before it are covered by a fetch that starts now. */
   now: Date;
+  /** sync.merchants.connection_id: the connection calls made now are made under (null: none known). */
+  connectionId: string | null;
 }
 
 /** The merchant's sync state, read before every upstream call. */
@@ -30,9 +32,15 @@ export async function readMerchantState(
   merchantId: string,
 ): Promise<MerchantState> {
   const [row] = await sql<
-    { status: string | null; paused_until: Date | null; refusal: PauseCause | null; now: Date }[]
+    {
+      status: string | null;
+      paused_until: Date | null;
+      refusal: PauseCause | null;
+      now: Date;
+      connection_id: string | null;
+    }[]
   >`
-    select m.status, sync.paused_until(${merchantId}) as paused_until, now() as now,
+    select m.status, m.connection_id, sync.paused_until(${merchantId}) as paused_until, now() as now,
            (select p.cause from sync.upstream_pauses p
             where p.scope in ('application', ${`merchant:${merchantId}`})
             order by p.scope = 'application' desc limit 1) as refusal
@@ -43,12 +51,20 @@ export async function readMerchantState(
     pausedUntil: row?.paused_until ?? null,
     refusal: row?.refusal ?? null,
     now: row?.now ?? new Date(),
+    connectionId: row?.connection_id ?? null,
   };
 }
 
 /** sync.merchants.status as the worker reads it (no row: "unknown", treated as active). */
 export function merchantStatus(stored: string | null | undefined): MerchantState["status"] {
   return stored === "revoked" ? "revoked" : stored === "active" ? "active" : "unknown";
+}
+
+/** What `revokeMerchant` did: whether the revocation was stale (only its connection's row revoked), and the
+ * feed's rows for the connection rows it changed. */
+export interface RevocationDone {
+  stale: boolean;
+  changes: ChangeInput[];
 }
 
 /** What a revocation knows: which connection, and what told us. */
@@ -58,6 +74,12 @@ export interface Revocation {
    * merchant has (a 403 connection_not_active names none).
    */
   connectionId?: string | null | undefined;
+  /**
+   * For a 403 (no connection named): the connection the merchant named when the refused call was made. A
+   * reconnect confirmed since (the merchant names another one) makes the refusal stale: it revokes only that
+   * connection's row, never the merchant it no longer speaks of.
+   */
+  refusedUnder?: string | null | undefined;
   /** The event that told us (connection.revoked), for the change feed. */
   eventId?: string | null | undefined;
   /** How the change feed names the revocation's change. Default: "reconcile". */
@@ -68,7 +90,8 @@ export interface Revocation {
  * Whether a revocation of `connectionId` speaks of a connection the merchant has left already: its state
  * names another connection (a reconnect came since, or is being confirmed), or, when it names none, another
  * mirrored connection of the merchant is active. Such a revocation (a late or redelivered connection.revoked)
- * revokes only that connection's row, never the merchant. A 403 (no connection named) is never stale.
+ * revokes only that connection's row, never the merchant. A 403 names no connection: it is stale only when
+ * the connection its call was made under (`Revocation.refusedUnder`) is no longer the merchant's.
  */
 export async function revocationIsStale(
   sql: Sql | TransactionSql,
@@ -92,16 +115,18 @@ export async function revocationIsStale(
  * was never mirrored), its pending events are settled as skipped_revoked and its queued order refreshes
  * dropped: no more calls will be made for it, so nothing else will ever apply them. A stale revocation
  * (`revocationIsStale`) revokes only its own connection's row. Safe to repeat (the first revocation time is
- * kept). Returns the feed's rows for the connection rows it changed: the caller records them last
- * (`recordChanges`), or calls `revokeMerchantAndRecord`.
+ * kept). Returns whether it was stale and the feed's rows for the connection rows it changed: the caller
+ * records them last (`recordChanges`), or calls `revokeMerchantAndRecord`.
  */
 export async function revokeMerchant(
   sql: Sql | TransactionSql,
   merchantId: string,
   revocation: Revocation = {},
-): Promise<ChangeInput[]> {
-  const connectionId = revocation.connectionId ?? null;
-  const stale = await revocationIsStale(sql, merchantId, connectionId);
+): Promise<RevocationDone> {
+  const named = revocation.connectionId ?? null;
+  const stale = await revocationIsStale(sql, merchantId, named ?? revocation.refusedUnder ?? null);
+  // A stale refusal speaks of the connection it was made under; a current one, of the merchant's.
+  const connectionId = stale && !named ? (revocation.refusedUnder ?? null) : named;
   if (!stale) {
     // The queue rows first: this waits for the merchant's running order batches, which may still need to
     // settle their events through the worker's order applier; locking those events first would hold it up.
@@ -134,26 +159,31 @@ export async function revokeMerchant(
       returning id, null::text as previous_status
     )
     select * from revoked union all select * from added`;
-  return rows.map((r) => ({
-    resource: "connection",
-    resourceId: r.id,
-    merchantId,
-    operation: r.previous_status === null ? "insert" : "update",
-    status: "revoked",
-    previousStatus: r.previous_status,
-    source: revocation.source ?? "reconcile",
-    eventId: revocation.eventId ?? null,
-  }));
+  const changes = rows.map(
+    (r): ChangeInput => ({
+      resource: "connection",
+      resourceId: r.id,
+      merchantId,
+      operation: r.previous_status === null ? "insert" : "update",
+      status: "revoked",
+      previousStatus: r.previous_status,
+      source: revocation.source ?? "reconcile",
+      eventId: revocation.eventId ?? null,
+    }),
+  );
+  return { stale, changes };
 }
 
-/** `revokeMerchant` in a transaction of its own, with its changes in the feed. */
+/** `revokeMerchant` in a transaction of its own, with its changes in the feed. Returns whether it was stale. */
 export async function revokeMerchantAndRecord(
   sql: Sql,
   merchantId: string,
   revocation: Revocation = {},
-): Promise<void> {
-  await sql.begin(async (tx) => {
-    await recordChanges(tx, await revokeMerchant(tx, merchantId, revocation));
+): Promise<boolean> {
+  return await sql.begin(async (tx) => {
+    const { stale, changes } = await revokeMerchant(tx, merchantId, revocation);
+    await recordChanges(tx, changes);
+    return stale;
   });
 }
 
