@@ -77,9 +77,11 @@ describe("the packed CLI installed from its tarball", () => {
 
   it("is one tarball named after the version, printed as the last line", () => {
     expect(path.basename(tarball)).toBe(`loops-sync-${rootVersion}.tgz`);
-    // Beside it, the schema package's (test/package/schema-install.test.ts installs that one).
+    // Beside it, the gateway client's and the schema package's (test/package/gateway-client-install.test.ts
+    // and schema-install.test.ts install those).
     expect(readdirSync(path.dirname(tarball)).filter((f) => f.endsWith(".tgz"))).toEqual([
       path.basename(tarball),
+      `loops-sync-gateway-client-${rootVersion}.tgz`,
       `loops-sync-schema-${rootVersion}.tgz`,
     ]);
   });
