@@ -16,9 +16,14 @@ export const CONSUMER = "order-totals";
  * the consumer loads the snapshot; every other start (or a concurrent one) finds it there and loads nothing.
  */
 export async function setUp(sql: Sql): Promise<void> {
-  await sql`
-    create table if not exists public.order_totals (
-      order_id text primary key, status text not null, total_amount bigint, changes integer not null default 0)`;
+  await sql.begin(async (tx) => {
+    // Instances starting together take turns: concurrent CREATE TABLE IF NOT EXISTS can fail on the catalog's
+    // unique index (pg_type) instead of finding the table there.
+    await tx`select pg_advisory_xact_lock(hashtext('examples/consume-orders'))`;
+    await tx`
+      create table if not exists public.order_totals (
+        order_id text primary key, status text not null, total_amount bigint, changes integer not null default 0)`;
+  });
   const { snapshot, after, changes } = await snapshotThenFollow(
     sql,
     (tx) => tx<{ id: string; status: string; total_amount: number | null }[]>`

@@ -67,7 +67,7 @@ describe("examples/consume-orders", () => {
     );
     await waitFor(() => (stderr.join("").match(/consuming order-totals/g) ?? []).length === 3, {
       timeoutMs: 60_000,
-      what: "all three instances consuming",
+      what: `all three instances consuming (stderr: ${stderr.join("")})`,
     });
     for (const child of children) child.kill("SIGTERM");
     expect(await Promise.all(exits)).toEqual([0, 0, 0]);

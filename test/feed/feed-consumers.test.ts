@@ -77,12 +77,14 @@ describe("feed consumers", () => {
     expect(ids(second)).toEqual(["ord_c@1"]);
     expect(await receive(sql, "order_c", 10)).toEqual([]);
     // An ack that rolls back acknowledges nothing.
-    await sql
-      .begin(async (tx) => {
-        expect(await ack(tx, "order_c", positions(first))).toBe(2);
+    let countedBeforeRollback: number | undefined;
+    await expect(
+      sql.begin(async (tx) => {
+        countedBeforeRollback = await ack(tx, "order_c", positions(first));
         throw new Error("handler failed");
-      })
-      .catch(() => {});
+      }),
+    ).rejects.toThrow("handler failed");
+    expect(countedBeforeRollback).toBe(2);
     expect(await receive(sql, "order_c", 10)).toEqual([]);
     expect(await ack(sql, "order_c", [positions(first)[0]!])).toBe(1);
     expect(ids(await receive(sql, "order_c", 10))).toEqual(["ord_a@2"]);

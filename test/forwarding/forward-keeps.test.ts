@@ -17,7 +17,7 @@ describe("forwarding and prune", () => {
     await db?.drop();
   });
 
-  it("keeps nothing while forwarding was never on; then every change from the oldest undelivered one", async () => {
+  it("keeps nothing while forwarding was never on; while it runs, every change from the oldest undelivered one", async () => {
     db = await createTestDatabase();
     const sql = db.sql;
     const keeps = async (position: number) =>
@@ -26,7 +26,8 @@ describe("forwarding and prune", () => {
     expect(none?.from).toBeNull();
     expect(await keeps(1)).toBe(false);
 
-    await sql`insert into sync.forward_progress (scanned_through) values (10)`;
+    // A forwarder that runs (recorded itself just now); forwarding turned off needs nothing (forward-off-prune).
+    await sql`insert into sync.forward_progress (scanned_through, seen_at) values (10, now())`;
     expect(await keeps(10)).toBe(false);
     expect(await keeps(11)).toBe(true);
     // A dead change is kept: forward retry --dead sends it again.
@@ -45,7 +46,7 @@ describe("forwarding and prune", () => {
       select 'order', 'ord_' || i, 'mer_1', 'update', 'webhook', now() - interval '40 days' + i * interval '1 ms'
       from generate_series(1, 50) as i order by i`;
     // Delivered through 30 except 20, which is dead: prune may take 1..19 only.
-    await db.sql`insert into sync.forward_progress (scanned_through) values (30)`;
+    await db.sql`insert into sync.forward_progress (scanned_through, seen_at) values (30, now())`;
     await db.sql`
       insert into sync.forward_deliveries (position, resource, resource_id, changed_at, age_from, dead_at)
       values (20, 'order', 'ord_20', now(), now(), now())`;

@@ -12,6 +12,7 @@ import { loopsSyncEnv, ProcessGroup, receiverUrlOf, recordSecrets } from "#testk
 import { waitFor } from "#testkit/wait-for";
 import { chaosSeed } from "../support/chaos-seed.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
+import { queueReport } from "../support/queue-report.ts";
 import { startTcpProxy, type TcpProxy } from "../support/tcp-proxy.ts";
 
 const RUN_ID = `outage-${randomBytes(4).toString("hex")}`;
@@ -112,17 +113,18 @@ describe("a Postgres outage shorter than HEALTH_DATABASE_GRACE_SECONDS", () => {
     await addJobs;
 
     expect([receiver.alive(), worker.alive()]).toEqual([true, true]);
-    let jobs: readonly unknown[] = [];
     await waitFor(
       async () => {
-        jobs = await db.sql`
-          select task_identifier, count(*)::int as n, max(attempts) as attempts, max(last_error) as error
-          from graphile_worker.jobs where task_identifier = 'process_events' group by 1`;
-        return jobs.length === 0;
+        const [left] = await db.sql<{ n: number }[]>`
+          select count(*)::int as n from graphile_worker.jobs where task_identifier = 'process_events'`;
+        return left!.n === 0;
       },
       { timeoutMs: 60_000, intervalMs: 250, what: "every load job done" },
-    ).catch((error: Error) => {
-      throw new Error(`${error.message}: ${JSON.stringify(jobs)}`);
+    ).catch(async (error: Error) => {
+      // Which job stays, who locks it, and whether that pool still beats (see queue-report.ts).
+      throw new Error(
+        `${error.message}: ${await queueReport(db.sql, { tasks: ["process_events"], worker })}`,
+      );
     });
     let problems: string[] = [];
     await waitFor(
@@ -131,8 +133,18 @@ describe("a Postgres outage shorter than HEALTH_DATABASE_GRACE_SECONDS", () => {
         return problems.length === 0;
       },
       { timeoutMs: 90_000, intervalMs: 500, what: "every order mirrored" },
-    ).catch((error: Error) => {
-      throw new Error(`${error.message}: ${problems.slice(0, 5).join("; ")}`);
+    ).catch(async (error: Error) => {
+      // An order behind may wait on a job (refresh_order) that stays locked, or on the order queue.
+      const orderQueue = await db.sql`
+        select id, order_id, version, event_id, queued_at::text, not_before::text
+        from sync.order_refresh order by id limit 10`;
+      const pending = await db.sql`
+        select id, type, order_id, order_version, received_at::text from sync.events
+        where outcome = 'pending' order by received_at limit 10`;
+      throw new Error(
+        `${error.message}: ${problems.slice(0, 5).join("; ")}; order queue: ${JSON.stringify(orderQueue)}; ` +
+          `pending events: ${JSON.stringify(pending)}; queue: ${await queueReport(db.sql, { worker })}`,
+      );
     });
     expect(added).toBeGreaterThan(0);
     expect(sandbox.truth.orders().length).toBeGreaterThan(0);

@@ -2,7 +2,7 @@
 // Its hooks are registered before the test file's, so with vitest's stacked hooks this afterEach runs after
 // the file's own afterEach hooks: a pool the test closes there counts as closed. Pools made in beforeAll
 // belong to the file and are not checked here.
-import { trackPools } from "@loops-sync/db";
+import { trackPools } from "@loops-sync/db/connection/pool-tracker";
 import { afterEach, beforeEach } from "vitest";
 
 const tracker = trackPools();

@@ -5,8 +5,8 @@ import { REPO_ROOT, sourceFiles } from "../support/source-files.ts";
 
 /**
  * The one folder that owns each table of `sync` and `replica` (docs/architecture.md, "Who owns which table"):
- * its writes live there. A table written only by SQL functions of its migration is owned by the folder that
- * calls them.
+ * its writes live there. A write inside a SQL function of the migrations counts too: the owner calls the
+ * function (or FUNCTION_WRITES_ALLOWED says who else does, and why).
  */
 const TABLE_OWNERS: Record<string, string> = {
   "sync.events": "packages/db/src/inbox",
@@ -24,8 +24,8 @@ const TABLE_OWNERS: Record<string, string> = {
   "sync.forward_deliveries": "apps/worker/src/forwarding",
   "sync.forward_progress": "apps/worker/src/forwarding",
   "sync.forward_rate": "apps/worker/src/forwarding",
-  "sync.feed_consumers": "packages/schema/src",
-  "sync.feed_consumer_leases": "packages/schema/src",
+  "sync.feed_consumers": "packages/db/src/feed-consumers",
+  "sync.feed_consumer_leases": "packages/db/src/feed-consumers",
   "replica.changes": "packages/db/src/change-feed",
   "replica.change_feed_state": "packages/db/src/change-feed",
   "replica.orders": "packages/replica/src/orders",
@@ -81,7 +81,73 @@ const ALLOWED: { table: string; file: string; why: string }[] = [
   },
 ];
 
+/** SQL functions that write a table and are called outside its owner, each with why. Keep it short. */
+const FUNCTION_WRITES_ALLOWED: { fn: string; why: string }[] = [
+  {
+    fn: "replica.receive_changes",
+    why: "the public feed consumer API: backends in any language call it, consumeChanges (@loops-sync/schema) too",
+  },
+  {
+    fn: "replica.ack_changes",
+    why: "the public feed consumer API: called in the backend's own transaction, consumeChanges's too",
+  },
+];
+
+/**
+ * Tables whose reads belong to their owner too: a second reader would keep its own copy of the table's rules
+ * (the budget's window, its narrowing), which drifts from the owner's.
+ */
+const READ_ONLY_BY_OWNER = ["sync.request_budget"];
+
 const WRITE = /\b(insert\s+into|update|delete\s+from)\s+((?:sync|replica)\.\w+)\b/gi;
+
+/**
+ * The tables each SQL function of the migrations writes, by its last definition (a later `create or replace`
+ * wins). A body is the dollar-quoted text after the header; a SQL-standard body (`return …;`) writes nothing.
+ */
+async function functionWrites(): Promise<Map<string, string[]>> {
+  const writes = new Map<string, string[]>();
+  const dir = path.join(REPO_ROOT, "migrations");
+  for (const name of (await readdir(dir)).filter((n) => n.endsWith(".sql")).sort()) {
+    const text = await readFile(path.join(dir, name), "utf8");
+    for (const m of text.matchAll(
+      /create\s+(?:or\s+replace\s+)?function\s+((?:sync|replica|reporting)\.\w+)\s*\(/gi,
+    )) {
+      const from = m.index + m[0].length;
+      const quote = /\$(\w*)\$/g;
+      quote.lastIndex = from;
+      const open = quote.exec(text);
+      const semicolon = text.indexOf(";", from);
+      let body = "";
+      if (open && (semicolon < 0 || open.index < semicolon)) {
+        const start = open.index + open[0].length;
+        body = text.slice(start, text.indexOf(open[0], start));
+      }
+      writes.set(m[1]!.toLowerCase(), [
+        ...new Set([...body.matchAll(WRITE)].map((w) => w[2]!.toLowerCase())),
+      ]);
+    }
+  }
+  return writes;
+}
+
+/** `function  table` for each table a SQL function writes whose owner never calls that function. */
+async function functionWritesOutsideOwners(tables: readonly string[]): Promise<string[]> {
+  const texts = new Map<string, string>();
+  for (const file of await sourceFiles({ tests: false }))
+    texts.set(file.split(path.sep).join("/"), await readFile(path.join(REPO_ROOT, file), "utf8"));
+  const found: string[] = [];
+  for (const [fn, written] of await functionWrites()) {
+    for (const table of written.filter((t) => tables.includes(t))) {
+      const owner = TABLE_OWNERS[table]!;
+      const called = [...texts].some(
+        ([file, text]) => file.startsWith(`${owner}/`) && text.includes(`${fn}(`),
+      );
+      if (!called) found.push(`${fn}  ${table}`);
+    }
+  }
+  return found.sort();
+}
 
 /** The tables the migrations create in `sync` and `replica`. */
 async function createdTables(): Promise<string[]> {
@@ -129,5 +195,40 @@ describe("every table of sync and replica has one owning folder", () => {
   it("finds writes outside the owners only where the allow-list says why", async () => {
     const outside = await writesOutsideOwners(await createdTables());
     expect(outside).toEqual(ALLOWED.map((a) => `${a.table}  ${a.file}`).sort());
+  });
+
+  it("sees the writes inside the migrations' SQL functions", async () => {
+    const writes = await functionWrites();
+    // A sample the parser must find: plpgsql bodies of 0014, 0022, and 0027's replacements.
+    expect(writes.get("sync.take_request_tokens")).toEqual(["sync.request_budget"]);
+    expect(writes.get("sync.reset_consumer")?.sort()).toEqual([
+      "sync.feed_consumer_leases",
+      "sync.feed_consumers",
+    ]);
+    expect(writes.get("replica.receive_changes")?.sort()).toEqual([
+      "sync.feed_consumer_leases",
+      "sync.feed_consumers",
+    ]);
+    expect(writes.get("replica.change_matches")).toEqual([]);
+  });
+
+  it("finds SQL functions writing a table only where its owner calls them, or the allow-list says why", async () => {
+    const tables = await createdTables();
+    const outside = (await functionWritesOutsideOwners(tables)).map((w) => w.split("  ")[0]!);
+    expect([...new Set(outside)].sort()).toEqual(FUNCTION_WRITES_ALLOWED.map((a) => a.fn).sort());
+  });
+
+  it("finds no read of an owner-read table outside its owner", async () => {
+    const outside: string[] = [];
+    for (const file of await sourceFiles({ tests: false })) {
+      const slashed = file.split(path.sep).join("/");
+      const text = await readFile(path.join(REPO_ROOT, file), "utf8");
+      for (const table of READ_ONLY_BY_OWNER) {
+        const read = new RegExp(`\\b(from|join)\\s+${table.replace(".", "\\.")}\\b`, "i");
+        if (read.test(text) && !slashed.startsWith(`${TABLE_OWNERS[table]}/`))
+          outside.push(`${table}  ${slashed}`);
+      }
+    }
+    expect(outside).toEqual([]);
   });
 });

@@ -9,6 +9,8 @@ const root = fileURLToPath(new URL("../../", import.meta.url));
 const ALLOWED: Record<string, string> = {
   "test/package/schema-partner/check.ts":
     "a partner's project, copied whole into a scratch folder and type-checked against the packed package",
+  "test/package/gateway-partner/check.ts":
+    "a partner's backend, copied whole into a scratch folder and type-checked against the packed gateway client",
 };
 
 /** Every .ts file under test/ that is neither a test file nor in test/support/. */

@@ -11,7 +11,7 @@ import { adminRoutes } from "./routes/admin.ts";
 import { adminApplicationRoutes } from "./routes/admin-applications.ts";
 import { adminBrandRoutes } from "./routes/admin-brands.ts";
 import { brandRoutes } from "./routes/brands.ts";
-import { businessProfileRoutes } from "./routes/business-profile.ts";
+import { businessProfileRoutes, DOCUMENTS_PATH, invalidFile } from "./routes/business-profile.ts";
 import { connectionRoutes } from "./routes/connection.ts";
 import { eventRoutes } from "./routes/events.ts";
 import { locationRoutes } from "./routes/locations.ts";
@@ -41,7 +41,9 @@ export function createSandboxApp(services: SandboxServices): Hono<ApiEnv> {
   v1.use("*", authenticate(services));
   const limitBody = bodyLimit({
     maxSize: MAX_MENU_BYTES + 64 * 1024,
-    onError: () => {
+    onError: (c) => {
+      // A document too large is the spec's invalid_file, whether this count or the route's sees it first.
+      if (c.req.path.endsWith(DOCUMENTS_PATH)) throw invalidFile();
       throw invalidRequest([
         { field: "body", message: "is larger than 5 MB, the largest request the API takes" },
       ]);

@@ -22,9 +22,16 @@ export const CHANGE_RESOURCES = [
 export type ChangeResource = (typeof CHANGE_RESOURCES)[number];
 
 /**
+ * A feed consumer's name: 1-63 letters, digits, `_ . : -`, starting with a letter or digit. The same pattern
+ * as `sync.consumer_name_pattern()` (migration 0027), which `replica.create_consumer` checks names with.
+ */
+export const CONSUMER_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$/;
+
+/**
  * How a change came (`replica.changes.source`): a webhook's event, catch-up's event log or list walk, a
  * backfill, a repair, a reconcile, the CLI; `event`: applied from an order.status_changed payload without a
- * call; `confirm`: a confirming fetch of such a row found something a reader sees differ.
+ * call; `confirm`: a confirming fetch of such a row found something a reader sees differ; `write`: what a write
+ * through the gateway returned (docs/gateway.md).
  */
 export const CHANGE_SOURCES = [
   "webhook",
@@ -35,6 +42,7 @@ export const CHANGE_SOURCES = [
   "cli",
   "event",
   "confirm",
+  "write",
 ] as const;
 
 /** How a change came. */

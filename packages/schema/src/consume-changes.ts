@@ -1,7 +1,8 @@
 import type postgres from "postgres";
-import { CHANGES_CHANNEL } from "./change-feed.ts";
-import { doorbell, isTransient } from "./follow-changes.ts";
+import { CHANGES_CHANNEL, CONSUMER_NAME_PATTERN } from "./change-feed.ts";
+import { isTransient, pollFeed } from "./poll-feed.ts";
 import { CHANGE_COLUMNS, type Change, type ChangeRow, checkWhole, toChange } from "./read-changes.ts";
+import { isStandby } from "./watch-replay.ts";
 
 /** The channel `replica.ack_changes` notifies after a commit that acknowledged changes (payload: the consumer). */
 export const CONSUMER_ACKS_CHANNEL = "loops_sync_consumers";
@@ -69,7 +70,7 @@ export async function consumeChanges(
   }: ConsumeChangesOptions,
   handler: ChangeHandler,
 ): Promise<void> {
-  if (typeof consumer !== "string" || !/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$/.test(consumer)) {
+  if (typeof consumer !== "string" || !CONSUMER_NAME_PATTERN.test(consumer)) {
     throw new RangeError(
       `consumeChanges: consumer must be 1-63 letters, digits, _ . : - (starting with a letter or digit), got ${JSON.stringify(consumer)}`,
     );
@@ -79,41 +80,37 @@ export async function consumeChanges(
   checkWhole("consumeChanges: pollIntervalMs", pollIntervalMs, 1);
   if (typeof handler !== "function") throw new TypeError("consumeChanges: handler must be a function");
   if (signal?.aborted) return;
-  const bell = doorbell();
-  // onlisten runs on every (re)connect: whatever committed while the listener was down is received then.
-  const changes = await sql.listen(CHANGES_CHANNEL, bell.ring, bell.ring);
-  const acks = await sql.listen(CONSUMER_ACKS_CHANNEL, (name) => {
-    if (name === consumer) bell.ring();
-  });
-  let backoff = 100;
-  try {
-    while (!signal?.aborted) {
-      bell.reset();
-      let batch: Change[];
-      try {
-        const rows = (await sql.unsafe(
-          `select ${CHANGE_COLUMNS} from replica.receive_changes($1, $2::text::integer, $3::text::integer)`,
-          [consumer, String(maxRows), String(visibilitySeconds)],
-        )) as unknown as ChangeRow[];
-        batch = rows.map(toChange);
-        for (const change of batch) {
-          if (signal?.aborted) return;
-          await handleOne(sql, consumer, change, handler, onError);
-        }
-        backoff = 100;
-      } catch (error) {
-        if (!isTransient(error) || signal?.aborted) throw error;
-        onRetry?.(error);
-        await bell.wait(backoff, signal);
-        backoff = Math.min(backoff * 2, pollIntervalMs);
-        continue;
-      }
-      if (batch.length < maxRows) await bell.wait(pollIntervalMs, signal);
-    }
-  } finally {
-    await changes.unlisten().catch(() => {});
-    await acks.unlisten().catch(() => {});
+  if (await isStandby(sql)) {
+    throw Object.assign(
+      new Error(
+        "consumeChanges: receiving and acknowledging changes writes, and this database is a read-only standby: run it on the primary (followChanges reads a standby)",
+      ),
+      { code: "25006" },
+    );
   }
+  await pollFeed(
+    sql,
+    {
+      channels: [
+        { name: CHANGES_CHANNEL },
+        { name: CONSUMER_ACKS_CHANNEL, wakes: (name) => name === consumer },
+      ],
+      signal,
+      pollIntervalMs,
+      onRetry,
+    },
+    async () => {
+      const rows = (await sql.unsafe(
+        `select ${CHANGE_COLUMNS} from replica.receive_changes($1, $2::text::integer, $3::text::integer)`,
+        [consumer, String(maxRows), String(visibilitySeconds)],
+      )) as unknown as ChangeRow[];
+      for (const change of rows.map(toChange)) {
+        if (signal?.aborted) break;
+        await handleOne(sql, consumer, change, handler, onError);
+      }
+      return { more: rows.length >= maxRows };
+    },
+  );
 }
 
 async function handleOne(

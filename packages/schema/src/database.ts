@@ -696,6 +696,7 @@ export interface SyncForwardRate {
   singleton: Generated<boolean>;
   slot: Generated<number>;
   used: Generated<number[]>;
+  started_ms: number[] | null;
 }
 
 /** Table sync.merchants. */
@@ -709,6 +710,20 @@ export interface SyncMerchants {
   confirm_error: string | null;
   connection_id: string | null;
   locations_listed_at: Timestamp | null;
+  reconciled_at: Timestamp | null;
+  reconcile_calls: number | null;
+}
+
+/** Table sync.migration_steps. */
+export interface SyncMigrationSteps {
+  migration_id: number;
+  step: number;
+  description: string;
+  checksum: string;
+  tries: number;
+  batches: number | null;
+  rows: number | null;
+  applied_at: Generated<Timestamp>;
 }
 
 /** Table sync.migrations. */
@@ -782,6 +797,8 @@ export interface SyncScheduledTicks {
   last_duration_seconds: number | null;
   last_overran: Generated<boolean>;
   overruns: Generated<number>;
+  interval_seconds: number | null;
+  effective_interval_seconds: number | null;
 }
 
 /** Table sync.upstream_pauses. */
@@ -853,6 +870,7 @@ export interface Database {
   "sync.forward_progress": SyncForwardProgress;
   "sync.forward_rate": SyncForwardRate;
   "sync.merchants": SyncMerchants;
+  "sync.migration_steps": SyncMigrationSteps;
   "sync.migrations": SyncMigrations;
   "sync.order_refresh": SyncOrderRefresh;
   "sync.refused_events": SyncRefusedEvents;

@@ -1,5 +1,6 @@
 import type postgres from "postgres";
 import { CHANGES_CHANNEL, type ChangeResource } from "./change-feed.ts";
+import { pollFeed } from "./poll-feed.ts";
 import { type Change, checkWhole, DEFAULT_CHANGES_LIMIT, filterJson, readChanges } from "./read-changes.ts";
 
 export interface FollowChangesOptions {
@@ -23,53 +24,6 @@ export interface FollowChangesOptions {
    * `pollIntervalMs`). Other errors, {@link ChangesExpiredError} among them, end the iteration. Default: none.
    */
   onRetry?: (error: unknown) => void;
-}
-
-/** Errors of a connection that went away, which a later read on a new connection outlives. */
-const TRANSIENT = new Set([
-  "CONNECTION_CLOSED",
-  "CONNECT_TIMEOUT",
-  "ECONNREFUSED",
-  "ECONNRESET",
-  "EPIPE",
-  "ETIMEDOUT",
-  "EHOSTUNREACH",
-  "57P01", // admin_shutdown (pg_terminate_backend)
-  "57P02", // crash_shutdown
-  "57P03", // cannot_connect_now
-]);
-export const isTransient = (error: unknown): boolean => {
-  const code = (error as { code?: string })?.code ?? "";
-  return TRANSIENT.has(code) || code.startsWith("08");
-};
-
-/** A doorbell: ring() any time; wait() returns at once if it rang since the last reset(). */
-export function doorbell() {
-  let rang = false;
-  let wake: (() => void) | undefined;
-  return {
-    ring() {
-      rang = true;
-      wake?.();
-    },
-    reset() {
-      rang = false;
-    },
-    wait(ms: number, signal: AbortSignal | undefined): Promise<void> {
-      if (rang || signal?.aborted) return Promise.resolve();
-      return new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(timer);
-          signal?.removeEventListener("abort", done);
-          wake = undefined;
-          resolve();
-        };
-        const timer = setTimeout(done, ms);
-        signal?.addEventListener("abort", done, { once: true });
-        wake = done;
-      });
-    },
-  };
 }
 
 /**
@@ -100,33 +54,79 @@ export async function* followChanges(
   checkWhole("followChanges: pollIntervalMs", pollIntervalMs, 1);
   filterJson("followChanges", resources, merchantIds);
   if (signal?.aborted) return;
-  const bell = doorbell();
-  // onlisten runs on every (re)connect of the listener: whatever committed while it was down is read then.
-  const listening = await sql.listen(CHANGES_CHANNEL, bell.ring, bell.ring);
-  let backoff = 100;
+  // pollFeed reads in callback form; each page is handed to this generator's caller, and the next read waits
+  // until the caller asks for more, so a slow caller is never read ahead of and the cursor is the last yielded.
+  const stop = new AbortController();
+  const abort = () => stop.abort();
+  signal?.addEventListener("abort", abort, { once: true });
+  const pages = pageHandOff<Change[]>();
+  const loop = pollFeed(
+    sql,
+    { channels: [{ name: CHANGES_CHANNEL }], signal: stop.signal, pollIntervalMs, onRetry },
+    async () => {
+      const page = await readChanges(sql, { after: cursor, limit, resources, merchantIds });
+      if (page.length > 0) await pages.offer(page);
+      return { more: page.length >= limit };
+    },
+  ).then(
+    () => pages.close(),
+    (error: unknown) => pages.close(error),
+  );
   try {
-    while (!signal?.aborted) {
-      // Reset before reading, so a notification that arrives during the read wakes the next wait at once.
-      bell.reset();
-      let page: Change[];
-      try {
-        page = await readChanges(sql, { after: cursor, limit, resources, merchantIds });
-        backoff = 100;
-      } catch (error) {
-        if (!isTransient(error) || signal?.aborted) throw error;
-        onRetry?.(error);
-        await bell.wait(backoff, signal);
-        backoff = Math.min(backoff * 2, pollIntervalMs);
-        continue;
-      }
+    for (let page = await pages.take(); page; page = await pages.take()) {
       for (const change of page) {
         if (signal?.aborted) return;
         cursor = change.position;
         yield change;
       }
-      if (page.length < limit) await bell.wait(pollIntervalMs, signal);
     }
   } finally {
-    await listening.unlisten().catch(() => {});
+    signal?.removeEventListener("abort", abort);
+    stop.abort();
+    pages.close();
+    await loop;
   }
+}
+
+/**
+ * One page at a time from the loop to the generator: `offer` resolves when the taker asks for the next page (it
+ * is done with this one) or the hand-off closes; `take` returns undefined once closed, or throws the loop's error.
+ */
+function pageHandOff<T>() {
+  let closed = false;
+  let failure: unknown;
+  let pending: T | undefined;
+  let done: (() => void) | undefined;
+  let arrived: (() => void) | undefined;
+  return {
+    offer(page: T): Promise<void> {
+      if (closed) return Promise.resolve();
+      pending = page;
+      arrived?.();
+      return new Promise<void>((resolve) => {
+        done = resolve;
+      });
+    },
+    async take(): Promise<T | undefined> {
+      done?.();
+      done = undefined;
+      while (pending === undefined && !closed) {
+        await new Promise<void>((resolve) => {
+          arrived = resolve;
+        });
+      }
+      arrived = undefined;
+      const page = pending;
+      pending = undefined;
+      if (page === undefined && failure !== undefined) throw failure;
+      return page;
+    },
+    close(error?: unknown): void {
+      if (closed) return;
+      closed = true;
+      failure = error;
+      done?.();
+      arrived?.();
+    },
+  };
 }

@@ -4,6 +4,7 @@ export {
   CHANGES_CHANNEL,
   type ChangeResource,
   type ChangeSource,
+  CONSUMER_NAME_PATTERN,
 } from "./change-feed.ts";
 export {
   type ChangeHandler,

@@ -79,7 +79,7 @@ read on after the position the error names.`,
     .action(async (options: ChangesOptions) => {
       const { ChangesExpiredError, followChanges, readChanges } = await import("@loops-sync/schema");
       const { openRuntime } = await import("../runtime.ts");
-      const runtime = await openRuntime({ name: "changes", poolSize: 2 });
+      const runtime = await openRuntime({ name: "changes", poolSize: 2, readOnly: true });
       const abort = abortOnSignal();
       const limit = options.limit ?? (options.follow ? Number.POSITIVE_INFINITY : DEFAULT_CHANGES_PRINTED);
       // Filtered in the database (read_changes' resources and merchant_ids), not by reading everything here.

@@ -1,15 +1,15 @@
 import type { Sql } from "@loops-sync/db";
 import type { ChangeResource } from "@loops-sync/schema";
-import { CHANGE_RESOURCES } from "@loops-sync/schema/change-feed";
+import { CHANGE_RESOURCES, CONSUMER_NAME_PATTERN } from "@loops-sync/schema/change-feed";
 import type { ConsumerStatus } from "@loops-sync/status";
-import { Command, InvalidArgumentError, Option } from "commander";
+import { Argument, Command, InvalidArgumentError, Option } from "commander";
 import { CliError, EXIT } from "../cli-error.ts";
 import { parseCount, parseIsoDate, parseMerchantId } from "../flags.ts";
 import { JSON_FLAG_HELP, printJson } from "../output.ts";
 
 /** A consumer name as replica.create_consumer takes it. */
 function parseConsumerName(value: string): string {
-  if (!/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$/.test(value)) {
+  if (!CONSUMER_NAME_PATTERN.test(value)) {
     throw new InvalidArgumentError(
       `expected a consumer name of 1-63 letters, digits, _ . : - (starting with a letter or digit), got ${JSON.stringify(value)}`,
     );
@@ -31,6 +31,10 @@ const collectMerchant = (value: string, previous: string[] = []): string[] => [
   parseMerchantId(value),
 ];
 
+// Each verb's flags, declared and parsed in one place (a fresh instance per verb: commander owns them).
+const nameArgument = () => new Argument("<name>", "the consumer's name").argParser(parseConsumerName);
+const jsonOption = () => new Option("--json", JSON_FLAG_HELP);
+
 /**
  * The consumer functions' refusals as CLI errors: a name or position that does not fit is exit 2 naming the
  * fix, an expired position exit 1 (as `changes`), anything else goes on up.
@@ -51,7 +55,8 @@ async function readConsumers(sql: Sql): Promise<ConsumerStatus[]> {
 
 async function withRuntime<T>(verb: string, run: (sql: Sql) => Promise<T>): Promise<T> {
   const { openRuntime } = await import("../runtime.ts");
-  const runtime = await openRuntime({ name: "consumers", poolSize: 1 });
+  // Only `list` reads; add, remove and reset write, so a standby refuses them naming the primary.
+  const runtime = await openRuntime({ name: `consumers ${verb}`, poolSize: 1, readOnly: verb === "list" });
   try {
     return await run(runtime.sql).catch((error: unknown) => {
       throw asCliError(verb, error);
@@ -82,7 +87,7 @@ async function readOne(sql: Sql, name: string): Promise<ConsumerStatus> {
 function createListCommand(): Command {
   return new Command("list")
     .description("list the feed consumers with their filter, position and lag (in changes and seconds)")
-    .addOption(new Option("--json", JSON_FLAG_HELP))
+    .addOption(jsonOption())
     .action(async (options: { json?: boolean }) => {
       const consumers = await withRuntime("list", readConsumers);
       if (options.json) printJson({ consumers });
@@ -97,7 +102,7 @@ function createAddCommand(): Command {
     .description(
       "create a named feed consumer (replica.create_consumer) that several instances of a backend share; it starts at the head unless --after or --from-start",
     )
-    .argument("<name>", "the consumer's name", parseConsumerName)
+    .addArgument(nameArgument())
     .addOption(
       new Option("--resource <resource>", "only changes of this resource (repeatable)").argParser(
         parseResource,
@@ -108,12 +113,12 @@ function createAddCommand(): Command {
     )
     .addOption(new Option("--after <position>", "start after this position").argParser(parseCount))
     .addOption(new Option("--from-start", "start from the oldest kept change").conflicts("after"))
-    .addOption(new Option("--json", JSON_FLAG_HELP))
+    .addOption(jsonOption())
     .action(
       async (
         name: string,
         options: {
-          resource?: string[];
+          resource?: ChangeResource[];
           merchant?: string[];
           after?: number;
           fromStart?: boolean;
@@ -122,10 +127,13 @@ function createAddCommand(): Command {
       ) => {
         const after = options.fromStart ? 0 : (options.after ?? null);
         const result = await withRuntime("add", async (sql) => {
-          const [row] = await sql<{ created: boolean }[]>`
-            select replica.create_consumer(${name}, ${options.resource ?? null}::text[],
-                                           ${options.merchant ?? null}::text[], ${after}::bigint) as created`;
-          return { created: row!.created, consumer: await readOne(sql, name) };
+          const { createConsumer } = await import("@loops-sync/db");
+          const created = await createConsumer(sql, name, {
+            resources: options.resource,
+            merchantIds: options.merchant,
+            after,
+          });
+          return { created, consumer: await readOne(sql, name) };
         });
         if (options.json) printJson(result);
         else
@@ -141,12 +149,12 @@ function createRemoveCommand(): Command {
     .description(
       "drop a feed consumer and its leases (replica.drop_consumer); prune no longer keeps changes for it",
     )
-    .argument("<name>", "the consumer's name", parseConsumerName)
-    .addOption(new Option("--json", JSON_FLAG_HELP))
+    .addArgument(nameArgument())
+    .addOption(jsonOption())
     .action(async (name: string, options: { json?: boolean }) => {
       const removed = await withRuntime("remove", async (sql) => {
-        const [row] = await sql<{ dropped: boolean }[]>`select replica.drop_consumer(${name}) as dropped`;
-        return row!.dropped;
+        const { dropConsumer } = await import("@loops-sync/db");
+        return dropConsumer(sql, name);
       });
       if (!removed)
         throw new CliError(
@@ -163,7 +171,7 @@ function createResetCommand(): Command {
     .description(
       "move a feed consumer so it hands out again every change after a position (--to) or written since a time (--since), forgetting its leases",
     )
-    .argument("<name>", "the consumer's name", parseConsumerName)
+    .addArgument(nameArgument())
     .addOption(
       new Option("--since <iso>", "hand out again the changes written at or after this time").argParser(
         parseIsoDate,
@@ -174,7 +182,7 @@ function createResetCommand(): Command {
         .argParser(parseCount)
         .conflicts("since"),
     )
-    .addOption(new Option("--json", JSON_FLAG_HELP))
+    .addOption(jsonOption())
     .action(async (name: string, options: { since?: string; to?: number; json?: boolean }) => {
       if (options.since === undefined && options.to === undefined) {
         throw new CliError(
@@ -183,12 +191,12 @@ function createResetCommand(): Command {
         );
       }
       const consumer = await withRuntime("reset", async (sql) => {
-        await sql.begin(async (tx) => {
-          const [at] = await tx<{ p: string }[]>`
-            select (case when ${options.since ?? null}::timestamptz is null then ${options.to ?? null}::bigint
-                         else sync.position_before(${options.since ?? null}::timestamptz) end)::text as p`;
-          await tx`select sync.reset_consumer(${name}, ${at!.p}::bigint)`;
-        });
+        const { resetConsumer } = await import("@loops-sync/db");
+        await resetConsumer(
+          sql,
+          name,
+          options.since !== undefined ? { since: options.since } : { to: options.to! },
+        );
         return readOne(sql, name);
       });
       if (options.json) printJson({ consumer });

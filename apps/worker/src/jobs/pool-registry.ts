@@ -1,6 +1,9 @@
 import { hostname } from "node:os";
+import { setTimeout as delay } from "node:timers/promises";
 import type { Logger } from "@loops-sync/config";
 import type { Sql } from "@loops-sync/db";
+import { backoffMs } from "@loops-sync/loops-client";
+import { isConnectionLoss } from "./queue-pool.ts";
 
 export interface PoolRegistryOptions {
   sql: Sql;
@@ -15,15 +18,19 @@ export interface PoolRegistry {
   /**
    * Retires a pool of this process that has stopped (its jobs finished or were released): its heartbeat
    * stops and whatever it still locks is released now. Those are jobs it claimed without knowing (a claim
-   * whose answer was lost). If Postgres cannot be reached, the sweep releases them once the heartbeat is old.
-   * Returns the jobs released (0 when that was left to the sweep).
+   * whose answer was lost). While Postgres is away it waits for it, until `signal` aborts or the registry
+   * closes; then, or on any other failure, the sweep releases them once the heartbeat is old. Returns the
+   * jobs released (0 when that was left to the sweep).
    */
-  retire(poolId: string): Promise<number>;
+  retire(poolId: string, options?: { signal?: AbortSignal }): Promise<number>;
   /** Releases jobs locked by dead pools now; returns the pools released. */
   sweep(): Promise<string[]>;
   /** Stops heartbeats and removes this process's pools (their jobs were finished or released). */
   close(): Promise<void>;
 }
+
+/** A retire waits for Postgres as the queue pool does: doubling, no jitter. */
+const WAIT_FOR_POSTGRES = { baseMs: 100, capMs: 2000, jitter: false };
 
 /**
  * Heartbeats of live pools in sync.worker_pools, and a sweep that force-unlocks jobs held by a pool whose
@@ -36,6 +43,29 @@ export function createPoolRegistry({ sql, logger, deadAfterMs = 60_000 }: PoolRe
   const timer = setInterval(() => void tick(), beatEvery);
   timer.unref();
   let ticking: Promise<void> | undefined;
+  /** Aborted by close(): a retire waiting for Postgres leaves its pool to the sweep. */
+  const closed = new AbortController();
+
+  /**
+   * Unlocks what `poolId` still holds. The run has stopped, so what its id still locks it never ran: each
+   * lost claim took an attempt, and three of them would fail a catch-up for good. The attempt is given back
+   * (graphile-worker's reschedule_jobs, which sets one value for the jobs it names: one call per count).
+   * One transaction, so it may be sent again after a lost connection.
+   */
+  const release = (poolId: string) =>
+    sql.begin(async (tx) => {
+      const locked = await tx<{ id: string; attempts: number }[]>`
+        select id, attempts from graphile_worker.jobs where locked_by = ${poolId}`;
+      await tx`select graphile_worker.force_unlock_workers(${[poolId]}::text[])`;
+      for (const attempts of new Set(locked.map((j) => j.attempts))) {
+        const ids = locked.filter((j) => j.attempts === attempts).map((j) => j.id);
+        await tx`
+          select 1 from graphile_worker.reschedule_jobs(${ids}::bigint[],
+            attempts => ${Math.max(0, attempts - 1)}::int)`;
+      }
+      await tx`delete from sync.worker_pools where id = ${poolId}`;
+      return locked.length;
+    });
 
   async function beat(): Promise<void> {
     if (pools.size === 0) return;
@@ -84,42 +114,44 @@ export function createPoolRegistry({ sql, logger, deadAfterMs = 60_000 }: PoolRe
         insert into sync.worker_pools (id, hostname, pid) values (${poolId}, ${hostname()}, ${process.pid})
         on conflict (id) do update set heartbeat_at = now()`;
     },
-    async retire(poolId) {
+    async retire(poolId, { signal } = {}) {
       pools.delete(poolId);
-      try {
-        const released = await sql.begin(async (tx) => {
-          const locked = await tx<{ id: string; attempts: number }[]>`
-            select id, attempts from graphile_worker.jobs where locked_by = ${poolId}`;
-          await tx`select graphile_worker.force_unlock_workers(${[poolId]}::text[])`;
-          // The run has stopped, so what its id still locks it never ran: each lost claim took an attempt,
-          // and three of them would fail a catch-up for good. The attempt is given back (graphile-worker's
-          // reschedule_jobs, which sets one value for the jobs it names: one call per count).
-          for (const attempts of new Set(locked.map((j) => j.attempts))) {
-            const ids = locked.filter((j) => j.attempts === attempts).map((j) => j.id);
-            await tx`
-              select 1 from graphile_worker.reschedule_jobs(${ids}::bigint[],
-                attempts => ${Math.max(0, attempts - 1)}::int)`;
+      // A lost claim comes with an outage, so the pool is often retired while Postgres is still away. Left
+      // to the sweep, its job would wait for the heartbeat to be `deadAfterMs` old (a minute by default)
+      // after Postgres is back; waiting here releases it as soon as Postgres answers again.
+      const giveUp = AbortSignal.any([closed.signal, ...(signal ? [signal] : [])]);
+      for (let retry = 0; ; retry++) {
+        try {
+          const released = await release(poolId);
+          if (released > 0) {
+            logger.warn(
+              { pool: poolId, jobs: released },
+              "released jobs a retired worker pool held without running",
+            );
           }
-          await tx`delete from sync.worker_pools where id = ${poolId}`;
-          return locked.length;
-        });
-        if (released > 0) {
-          logger.warn(
-            { pool: poolId, jobs: released },
-            "released jobs a retired worker pool held without running",
-          );
+          return released;
+        } catch (error) {
+          const message = (error as Error).message;
+          if (!isConnectionLoss(error) || giveUp.aborted) {
+            logger.warn(
+              { pool: poolId, error: message },
+              "could not release a retired worker pool's jobs now; the sweep will once its heartbeat is old",
+            );
+            return 0;
+          }
+          if (retry === 0) {
+            logger.warn(
+              { pool: poolId, error: message },
+              "Postgres away: a retired worker pool's jobs are released once it is back",
+            );
+          }
+          await delay(backoffMs(retry, WAIT_FOR_POSTGRES), undefined, { signal: giveUp }).catch(() => {});
         }
-        return released;
-      } catch (error) {
-        logger.warn(
-          { pool: poolId, error: (error as Error).message },
-          "could not release a retired worker pool's jobs now; the sweep will once its heartbeat is old",
-        );
-        return 0;
       }
     },
     sweep,
     async close() {
+      closed.abort();
       clearInterval(timer);
       await ticking;
       if (pools.size > 0) await sql`delete from sync.worker_pools where id = any(${[...pools]}::text[])`;

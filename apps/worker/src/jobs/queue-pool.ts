@@ -40,7 +40,11 @@ function claimingPool(query: unknown): string | undefined {
 /** A few connections of one process wait for Postgres to come back: doubling, no jitter. */
 const WAIT_FOR_POSTGRES = { baseMs: 100, capMs: 2000, jitter: false };
 
-/** Connection-level errors: nothing was answered, and a new connection may succeed. */
+/**
+ * Connection-level errors: nothing was answered, and a new connection may succeed. The last three are
+ * postgres.js's own (the pool registry's statements, pool-registry.ts); CONNECTION_ENDED, a pool its owner
+ * ended, is not among them.
+ */
 const LOST_CODES = new Set([
   "ECONNREFUSED",
   "ECONNRESET",
@@ -48,6 +52,9 @@ const LOST_CODES = new Set([
   "ETIMEDOUT",
   "EHOSTUNREACH",
   "ENETUNREACH",
+  "CONNECTION_CLOSED",
+  "CONNECTION_DESTROYED",
+  "CONNECT_TIMEOUT",
 ]);
 const LOST_MESSAGE = /connection terminated|not queryable|timeout exceeded when trying to connect/i;
 

@@ -48,6 +48,10 @@ export async function startSupervisedRunner({
   onEnd,
 }: SupervisedRunnerOptions): Promise<SupervisedRunner> {
   const { pgPool, events } = options;
+  // Declared before the first run starts: that run can end before start() returns, and its end reads it.
+  let stopping = false;
+  /** Aborted by stop(): a retire still waiting for Postgres leaves its pool to the sweep. */
+  const stopAsked = new AbortController();
   let created: WorkerPool | undefined;
   const registered: Promise<void>[] = [];
   events.on("pool:create", ({ workerPool }) => {
@@ -80,7 +84,6 @@ export async function startSupervisedRunner({
   };
 
   let current = await start();
-  let stopping = false;
   let renewals = 0;
   /** Pools whose claim lost its answer; the current one among them is replaced. */
   const lost = new Set<string>();
@@ -121,7 +124,8 @@ export async function startSupervisedRunner({
         ),
       );
     }
-    await pools.retire(old.poolId);
+    // Often while Postgres is still away (a lost claim comes with an outage): it waits for Postgres.
+    await pools.retire(old.poolId, { signal: stopAsked.signal });
     lost.delete(old.poolId);
   };
 
@@ -187,12 +191,13 @@ export async function startSupervisedRunner({
     },
     async stop() {
       stopping = true;
+      stopAsked.abort();
       await renewing;
       // A runner that stopped by itself refuses a second stop.
       const stopCurrent = current.ended || current.replaced ? Promise.resolve() : current.runner.stop();
       await Promise.all([stopCurrent, ...retiring.values()]);
       // Its claim was lost before the process stopped: nothing of this process runs it any more.
-      if (lost.has(current.poolId)) await pools.retire(current.poolId);
+      if (lost.has(current.poolId)) await pools.retire(current.poolId, { signal: stopAsked.signal });
     },
   };
 }

@@ -9,17 +9,17 @@ const client = { forMerchant: () => ({}) } as never;
 const logger = ctx.logger;
 
 describe("workerJobs", () => {
-  it("holds the worker's own tasks and the reconcile line when nothing else is asked", () => {
+  it("holds the worker's own tasks, the hourly revoked probe and no reconcile line (the trickle steps itself)", () => {
     const jobs = workerJobs(ctx, { resourcesCron: "*/15 * * * *", merchantIds: [] });
-    expect(Object.keys(jobs.taskList)).toContain("refresh_resources");
+    expect(Object.keys(jobs.taskList)).toEqual(
+      expect.arrayContaining(["refresh_resources", "probe_revoked"]),
+    );
     expect(jobs.taskList).not.toHaveProperty("catchup");
     expect(jobs.taskList).not.toHaveProperty("prune");
-    expect(jobs.crontab).toBe(
-      "*/15 * * * * refresh_resources ?jobKey=refresh_resources&jobKeyMode=preserve_run_at",
-    );
+    expect(jobs.crontab).toBe("41 * * * * probe_revoked ?jobKey=probe_revoked&jobKeyMode=preserve_run_at");
   });
 
-  it("adds catch-up on its cron and the daily prune, each with its crontab line", () => {
+  it("adds catch-up (a trickle, no crontab line) and the daily prune on its line", () => {
     const jobs = workerJobs(ctx, {
       resourcesCron: "0 * * * *",
       merchantIds: ["mer_1"],
@@ -30,8 +30,7 @@ describe("workerJobs", () => {
       expect.arrayContaining(["catchup", "prune", "process_events"]),
     );
     expect(jobs.crontab.split("\n")).toEqual([
-      "0 * * * * refresh_resources ?jobKey=refresh_resources&jobKeyMode=preserve_run_at",
-      "*/2 * * * * catchup ?jobKey=catchup&jobKeyMode=preserve_run_at&max=3&queue=catchup_ticks",
+      "41 * * * * probe_revoked ?jobKey=probe_revoked&jobKeyMode=preserve_run_at",
       "30 3 * * * prune ?jobKey=prune&jobKeyMode=preserve_run_at&max=3",
     ]);
   });
