@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import { SlowFirstSequencer } from "./test/support/sequencer.ts";
 
 export default defineConfig({
   test: {
@@ -15,5 +16,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     teardownTimeout: 20_000,
+    // The few files that wait longest start first, so none runs alone at the end (test/support/sequencer.ts).
+    sequence: { sequencer: SlowFirstSequencer },
   },
 });

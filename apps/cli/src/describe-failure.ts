@@ -30,6 +30,14 @@ export function describeFailure(error: unknown): { line: string; exitCode: ExitC
       exitCode: EXIT.database,
     };
   }
+  // read_only_sql_transaction: a write met a standby (or a read-only role) after the runtime's check, e.g. one
+  // promoted or demoted meanwhile. Our SQL functions' refusals already name the primary; Postgres' own do not.
+  if (e?.code === "25006") {
+    const line = e.message?.includes("primary")
+      ? e.message
+      : `Postgres refused a write (${e.message ?? "read-only transaction"}): DATABASE_URL reaches a read-only database, such as a standby; run this against the primary`;
+    return { line, exitCode: EXIT.database };
+  }
   if (error instanceof LoopsError) {
     // A verdict about one merchant (catch-up's: revoked) is a finding; anything else is Loops failing us.
     // So is an order the replica cannot store (Loops answered, the data is what it is).

@@ -1,4 +1,11 @@
-import { createLogger, type Env, type Logger, loadEnv, type RequiredVariable } from "@loops-sync/config";
+import {
+  createLogger,
+  type Env,
+  type Logger,
+  loadEnv,
+  maskUrl,
+  type RequiredVariable,
+} from "@loops-sync/config";
 import {
   connect,
   describeConnectionError,
@@ -15,6 +22,8 @@ export interface Runtime {
   logger: Logger;
   sql: Sql;
   databaseUrl: string;
+  /** DATABASE_URL reaches a hot standby (only a `readOnly` verb gets this far there). */
+  standby: boolean;
   close(): Promise<void>;
 }
 
@@ -30,6 +39,12 @@ export interface OpenRuntimeOptions {
   service?: boolean;
   /** A service started with `--no-migrate`: never migrate, whatever LOOPS_SYNC_MIGRATE_ON_START says. */
   noMigrate?: boolean;
+  /**
+   * The verb only reads, so it runs on a hot standby too. Every other verb writes (a service, an operator
+   * command, and whatever calls Loops: the shared request budget is kept in Postgres) and is refused there with
+   * exit 3 naming the primary. Default: false.
+   */
+  readOnly?: boolean;
   /** Skip the check that the schema is current (`migrate` itself). Default: false. */
   allowPendingMigrations?: boolean;
   /** Pool size. Default: DATABASE_POOL_SIZE. */
@@ -50,6 +65,7 @@ export async function openRuntime({
   service = false,
   noMigrate = false,
   allowPendingMigrations = false,
+  readOnly = false,
   poolSize,
   source,
   tracing = false,
@@ -75,11 +91,20 @@ export async function openRuntime({
     // Last: the spans of the shutdown itself are sent too.
     await traces?.shutdown();
   };
+  let standby: boolean;
   try {
-    await sql`select 1`;
+    [{ standby }] = await sql<[{ standby: boolean }]>`select pg_is_in_recovery() as standby`;
   } catch (error) {
     await close().catch(() => {});
     throw new CliError(describeConnectionError(error, database.url), EXIT.database, { cause: error });
+  }
+  if (standby && !readOnly) {
+    await close().catch(() => {});
+    // Before migrating or anything else: every write there fails with Postgres' own words.
+    throw new CliError(
+      `${name} writes, and DATABASE_URL points at a read-only standby (${maskUrl(database.url)}): run it against the primary`,
+      EXIT.database,
+    );
   }
   try {
     if (service && !noMigrate && env.LOOPS_SYNC_MIGRATE_ON_START) {
@@ -92,7 +117,7 @@ export async function openRuntime({
     await close().catch(() => {});
     throw error;
   }
-  return { env, logger, sql, databaseUrl: database.url, close };
+  return { env, logger, sql, databaseUrl: database.url, standby, close };
 }
 
 /** Exit 3 naming the first migration the database lacks: a command never runs against an older schema. */

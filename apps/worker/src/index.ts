@@ -13,6 +13,8 @@ export {
   type ForwarderOptions,
   startForwarder,
 } from "./forwarding/start-forwarder.ts";
+// For the gateway on the receiver's admin listener: a write Loops accepted, applied to the mirror.
+export { createWriteMirror, type GatewayWrite } from "./gateway/mirror-write.ts";
 export {
   type CatchupJobOptions,
   type PruneJobOptions,

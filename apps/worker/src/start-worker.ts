@@ -1,14 +1,9 @@
 import { EventEmitter } from "node:events";
 import { scheduleCatchup } from "@loops-sync/catchup";
-import { createLogger, type Logger } from "@loops-sync/config";
+import { createLogger, createStopStack, type Logger } from "@loops-sync/config";
 import { learnConfiguredMerchants, type Sql } from "@loops-sync/db";
 import type { SyncApi } from "@loops-sync/loops-client";
-import {
-  DEFAULT_PAUSE_BACKOFF,
-  enqueueJob,
-  type PauseBackoff,
-  pausedMerchantFlags,
-} from "@loops-sync/replica";
+import { DEFAULT_PAUSE_BACKOFF, type PauseBackoff, pausedMerchantFlags } from "@loops-sync/replica";
 import type { WorkerEvents } from "graphile-worker";
 import type { Registry } from "prom-client";
 import { createForwardMetrics } from "./forwarding/forward-metrics.ts";
@@ -17,11 +12,17 @@ import { graphileLogger } from "./jobs/graphile-logger.ts";
 import { createPoolRegistry } from "./jobs/pool-registry.ts";
 import { absorbLostCompletions, createQueuePool } from "./jobs/queue-pool.ts";
 import { startSupervisedRunner } from "./jobs/supervised-runner.ts";
-import { type CatchupJobOptions, type PruneJobOptions, workerJobs } from "./jobs/worker-jobs.ts";
+import {
+  CATCHUP_CRON,
+  type CatchupJobOptions,
+  type PruneJobOptions,
+  workerJobs,
+} from "./jobs/worker-jobs.ts";
 import type { OrderBatchEvents } from "./orders/batch-value.ts";
 import { startBudgetPressure } from "./orders/budget-pressure.ts";
 import { startOrderConfirmer } from "./orders/order-confirmer.ts";
 import { startOrderScheduler } from "./orders/order-scheduler.ts";
+import { startBackgroundPacer } from "./reconcile/background-pacer.ts";
 import { startPauseProber } from "./upstream/pause-prober.ts";
 import type { WorkerContext } from "./worker-context.ts";
 import { createWorkerMetrics } from "./worker-metrics.ts";
@@ -45,8 +46,20 @@ export interface StartWorkerOptions {
   pollIntervalMs?: number;
   /** prom-client registry for the worker's metrics. Default: a registry of its own. */
   registry?: Registry;
-  /** When to reconcile every mirrored resource of every active merchant (RECONCILE_CRON). Default: every 15 minutes. */
+  /**
+   * RECONCILE_CRON: each active merchant's mirrored resources are reconciled once per its interval, at the
+   * merchant's own offset (reconcile/background-pacer.ts). Default: every 15 minutes.
+   */
   resourcesCron?: string;
+  /** When each revoked merchant's connection is probed for a reconnect (REVOKED_PROBE_CRON). Default: hourly. */
+  revokedProbeCron?: string;
+  /**
+   * RECONCILE_BUDGET_SHARE: the share of `maxRps` the background trickles (the reconcile, catch-up) are sized
+   * for together; their intervals stretch when the merchants do not fit. Default: 0.5.
+   */
+  reconcileShare?: number;
+  /** How often the trickles look for due merchants. Default: 1000 ms. */
+  reconcileStepMs?: number;
   /** A worker process silent this long is dead and its jobs are released. Default: 60 000 ms. */
   deadWorkerAfterMs?: number;
   /** On stop, how long running jobs may finish before their calls are aborted and they are released. Default: 5000 ms. */
@@ -73,7 +86,10 @@ export interface StartWorkerOptions {
   maxRps?: number;
   /** How long a status event past a version gap (v3 before v2) waits for it. Default: 1000 ms (plan-order.ts). */
   orderReorderWaitMs?: number;
-  /** Queue the reconcile of every active merchant when starting. Default: true. */
+  /**
+   * Run the reconcile trickle: at start, the merchants never reconciled or whose slot has come (none whose
+   * last run is recent), then each at its offset. Default: true.
+   */
   refreshResourcesAtStart?: boolean;
   /**
    * How long a scope paused by a refusal of Loops waits between probes (PAUSE_PROBE_FIRST_SECONDS,
@@ -85,7 +101,11 @@ export interface StartWorkerOptions {
    * instead of failing them. Default: 60 s.
    */
   databaseGraceSeconds?: number;
-  /** Catch up from the event log on CATCHUP_CRON, and once at start (jobs/worker-jobs.ts). Default: off. */
+  /**
+   * Catch up from the event log: each merchant once per CATCHUP_CRON's interval at its own offset (a trickle
+   * beside the reconcile's, in the same share), and at start the merchants whose last complete catch-up is
+   * older than the interval, or missing (jobs/worker-jobs.ts). Default: off.
+   */
   catchup?: CatchupJobOptions;
   /** Prune finished rows daily, as `loops-sync prune` does (jobs/worker-jobs.ts). Default: off. */
   prune?: PruneJobOptions;
@@ -136,6 +156,9 @@ export async function startWorker({
   pollIntervalMs = 2000,
   registry,
   resourcesCron = "*/15 * * * *",
+  revokedProbeCron,
+  reconcileShare = 0.5,
+  reconcileStepMs,
   deadWorkerAfterMs = 60_000,
   shutdownAbortAfterMs = 5000,
   refreshResourcesAtStart = true,
@@ -165,7 +188,15 @@ export async function startWorker({
   }
   const metrics = createWorkerMetrics(registry);
   const ctx: WorkerContext = { sql, client, logger, metrics, applicationId, pauseBackoff };
-  const jobs = workerJobs(ctx, { resourcesCron, merchantIds, catchup, prune });
+  const jobs = workerJobs(ctx, {
+    resourcesCron,
+    merchantIds,
+    catchup,
+    prune,
+    revokedProbeCron,
+    maxRps,
+    reconcileShare,
+  });
 
   await learnConfiguredMerchants(sql, merchantIds);
 
@@ -175,7 +206,15 @@ export async function startWorker({
   let paused: { flags: string[]; at: number } | undefined;
   const forbiddenFlags = async () => {
     if (!paused || Date.now() - paused.at > PAUSED_CACHE_MS) {
-      paused = { flags: await pausedMerchantFlags(sql), at: Date.now() };
+      try {
+        paused = { flags: await pausedMerchantFlags(sql), at: Date.now() };
+      } catch (error) {
+        // Postgres away: thrown here, it ended graphile-worker's loop of a pool being replaced, and the
+        // process with it (an unhandled rejection). The claim that follows waits for Postgres (queue-pool.ts);
+        // a paused merchant's job that slips through is put back by its own state check (upstream-task.ts).
+        logger.debug({ error: String(error) }, "could not read the paused merchants; keeping the last list");
+        return paused?.flags ?? [];
+      }
     }
     return paused.flags;
   };
@@ -193,6 +232,20 @@ export async function startWorker({
     logger.warn({ error: error.message }, "queue connection lost; it will be replaced");
   pgPool.on("error", lost);
   pgPool.on("connect", (client) => client.on("error", lost));
+  // Each part's stop as soon as it runs: a start that fails halfway stops what ran, last first, and so does
+  // stop(). The parts above the queue stop side by side, so their drains (up to shutdownAbortAfterMs) overlap.
+  const stops = createStopStack({ logger });
+  stops.push("job queue", async () => {
+    try {
+      await pools.close();
+    } finally {
+      await pgPool.end();
+    }
+  });
+  const stopAllOnFailure = async (error: unknown): Promise<never> => {
+    await stops.stopAll();
+    throw error;
+  };
 
   let stopping: Promise<void> | undefined;
   let stoppedBecause: string | undefined;
@@ -220,27 +273,28 @@ export async function startWorker({
     pools,
     logger,
     onEnd: onRunnerEnd,
-  });
+  }).catch(stopAllOnFailure);
+  stops.push("job runner", () => runner.stop());
   // Jobs of a predecessor killed mid-job are released as soon as its heartbeat is old enough.
-  await pools.sweep();
-  if (refreshResourcesAtStart) {
-    await enqueueJob(sql, {
-      task: "refresh_resources",
-      payload: {},
-      jobKey: "refresh_resources",
-      jobKeyMode: "preserve_run_at",
-    });
-  }
-  // Catch up once at start: whatever happened while nothing was running is read from the event log.
-  if (catchup) await scheduleCatchup(sql);
-  const closeQueue = async () => {
-    try {
-      await pools.close();
-    } finally {
-      await pgPool.end();
-    }
-  };
+  await pools.sweep().catch(stopAllOnFailure);
+  // A start is not a reason to call Loops: catch-up at start takes only the merchants whose last complete run is
+  // older than its interval (a tick was missed) or missing, and the trickles queue only what is due. The start's
+  // run is queued first, so the catch-up trickle leaves the merchants it lists to it.
+  if (catchup) await scheduleCatchup(sql, { dueOnly: true }).catch(stopAllOnFailure);
+  const pacer =
+    refreshResourcesAtStart || catchup
+      ? startBackgroundPacer(ctx, {
+          cron: resourcesCron,
+          reconcile: refreshResourcesAtStart,
+          catchupCron: catchup ? (catchup.cron ?? CATCHUP_CRON) : undefined,
+          maxRps,
+          share: reconcileShare,
+          ...(reconcileStepMs ? { stepMs: reconcileStepMs } : {}),
+        })
+      : undefined;
+  if (pacer) stops.beside("background pacer", () => pacer.stop());
   const pressure = maxRps === undefined ? undefined : startBudgetPressure({ sql, maxRps, logger });
+  if (pressure) stops.beside("budget pressure", () => pressure.stop());
   const refresher = await startOrderScheduler(ctx, {
     concurrency: batches,
     joinMs: orderBatchJoinMs,
@@ -248,12 +302,8 @@ export async function startWorker({
     ...(pressure ? { bulkReads: pressure.busy } : {}),
     reorderWaitMs: orderReorderWaitMs,
     pollIntervalMs: orderRefreshPollMs ?? Math.min(pollIntervalMs, 1000),
-  }).catch(async (error: unknown) => {
-    pressure?.stop();
-    await runner.stop().catch(() => {});
-    await closeQueue().catch(() => {});
-    throw error;
-  });
+  }).catch(stopAllOnFailure);
+  stops.beside("order refresher", () => refresher.stop(shutdownAbortAfterMs));
   // Registered with forwarding off too, so dashboards and alerts find the series (the gauges stay empty).
   createForwardMetrics(metrics.registry, sql);
   let forwarder: Forwarder | undefined;
@@ -263,14 +313,13 @@ export async function startWorker({
       sql,
       registry: metrics.registry,
       logger: logger.child({ name: "forward" }),
-    }).catch(async (error: unknown) => {
-      await Promise.allSettled([runner.stop(), refresher.stop(0)]);
-      await closeQueue().catch(() => {});
-      throw error;
-    });
+    }).catch(stopAllOnFailure);
+    stops.beside("forwarder", () => forwarder?.stop(shutdownAbortAfterMs));
   }
   const prober = startPauseProber(ctx);
+  stops.beside("pause prober", () => prober.stop());
   const confirmer = startOrderConfirmer(ctx, { withinSeconds: confirmWithinSeconds });
+  stops.beside("order confirmer", () => confirmer.stop());
   logger.info({ concurrency, merchants: merchantIds.length }, "worker started");
 
   return {
@@ -287,20 +336,11 @@ export async function startWorker({
     stop() {
       stopping ??= (async () => {
         const stopAbsorbing = absorbLostCompletions(logger);
-        pressure?.stop();
         pgPool.stopWaiting();
-        try {
-          await Promise.all([
-            runner.stop(),
-            refresher.stop(shutdownAbortAfterMs),
-            forwarder?.stop(shutdownAbortAfterMs),
-            prober.stop(),
-            confirmer.stop(),
-          ]);
-        } finally {
-          await closeQueue().finally(() => setImmediate(stopAbsorbing));
-          logger.info("worker stopped");
-        }
+        // Each failure is logged by the stack; the rest still stop, the queue last.
+        await stops.stopAll();
+        setImmediate(stopAbsorbing);
+        logger.info("worker stopped");
       })();
       return stopping;
     },

@@ -18,6 +18,7 @@ const SECRET_VARIABLES = new Set([
   "LOOPS_WEBHOOK_SECRETS",
   "DATABASE_URL",
   "ADMIN_TOKEN",
+  "GATEWAY_TOKEN",
   // A forwarding URL may carry a token in its query or credentials.
   "FORWARD_URL",
   "FORWARD_SECRET",
@@ -110,8 +111,15 @@ const schema = z.object({
   WORKER_CONCURRENCY: positiveInt.default(8),
   CATCHUP_CRON: cron.default("*/5 * * * *"),
   RECONCILE_CRON: cron.default("*/15 * * * *"),
+  REVOKED_PROBE_CRON: cron.default("41 * * * *"),
   /** Requests per second to Loops for every process of the deployment together (held in Postgres). */
   LOOPS_MAX_RPS: positiveInt.default(25),
+  /** Share of LOOPS_MAX_RPS background work (reconcile, catch-up, backfill, verify) may fill; live fetches keep the rest. */
+  RECONCILE_BUDGET_SHARE: z.coerce
+    .number({ error: "a number from 0.05 to 0.9" })
+    .min(0.05, "a number from 0.05 to 0.9")
+    .max(0.9, "a number from 0.05 to 0.9")
+    .default(0.5),
   RETENTION_DAYS: positiveInt.default(35),
   STATUS_PAGE: bool.default(true),
   /** The admin listener (/metrics, /status, /healthz, /readyz); unset falls back to METRICS_PORT, then 9091. */
@@ -124,6 +132,19 @@ const schema = z.object({
     .min(16, "at least 16 characters (e.g. the output of openssl rand -hex 32)")
     .regex(/^[\x21-\x7e]+$/, "printable ASCII without spaces")
     .optional(),
+  /** Turns on the gateway (/loops/v1/<path> on the receiver's admin listener): the backend's bearer token. */
+  GATEWAY_TOKEN: z
+    .string()
+    .min(16, "at least 16 characters (e.g. the output of openssl rand -hex 32)")
+    .regex(/^[\x21-\x7e]+$/, "printable ASCII without spaces")
+    .optional(),
+  /** Longest wait of a gateway write for room in the request budget before 429 rate_limited. */
+  GATEWAY_WAIT_MS: z.coerce
+    .number({ error: "a whole number of milliseconds" })
+    .int("a whole number of milliseconds")
+    .min(0, "0 or more milliseconds")
+    .max(60_000, "at most 60000 ms (a backend's call should not hang longer)")
+    .default(2000),
   HEALTH_DATABASE_GRACE_SECONDS: positiveInt.default(60),
   CONFIRM_WITHIN_SECONDS: positiveInt.default(300),
   PAUSE_PROBE_FIRST_SECONDS: positiveInt.default(30),

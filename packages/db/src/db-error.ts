@@ -8,14 +8,17 @@ export type EmbeddedFailure =
   | "failed";
 
 /**
- * A migration refused: edited after it was applied, badly named, failed to run, or the rights `loops-sync grant`
- * gave could not be re-applied to what it added (`migration_grants`).
+ * A migration refused: edited after it was applied, badly named, failed to run, the rights `loops-sync grant`
+ * gave could not be re-applied to what it added (`migration_grants`), an online file breaks the step rules
+ * (`migration_malformed`), or a step kept losing its lock to another process (`migration_blocked`).
  */
 export type MigrationFailure =
   | "migration_changed"
   | "migration_failed"
   | "migration_name"
-  | "migration_grants";
+  | "migration_grants"
+  | "migration_malformed"
+  | "migration_blocked";
 
 /**
  * `loops-sync grant` refused: no such role, a role whose rights cannot be narrowed (superuser, owner of the

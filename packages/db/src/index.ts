@@ -62,6 +62,10 @@ export {
 } from "./event-outcomes/settle-merchant-events.ts";
 export { settleOrderEvents } from "./event-outcomes/settle-order-events.ts";
 export { storedOutcome } from "./event-outcomes/stored-outcome.ts";
+export { type CreateConsumerOptions, createConsumer } from "./feed-consumers/create-consumer.ts";
+export { dropConsumer } from "./feed-consumers/drop-consumer.ts";
+export type { ConsumerFilter } from "./feed-consumers/feed-consumers.ts";
+export { type ResetTo, resetConsumer } from "./feed-consumers/reset-consumer.ts";
 export {
   type EventEnvelope,
   type EventSource,
@@ -71,19 +75,30 @@ export {
 } from "./inbox/inbox.ts";
 export { orderIdOf } from "./inbox/order-id-of.ts";
 export { type ConfirmedMerchant, confirmMerchant, refuseMerchant } from "./merchants/confirm-merchant.ts";
-export { learnConfiguredMerchants } from "./merchants/learn-merchants.ts";
+export { learnConfiguredMerchants, learnCreatedMerchant } from "./merchants/learn-merchants.ts";
 export { markMerchantRevoked, reopenRevokedMerchant } from "./merchants/mark-merchant-revoked.ts";
 export { pauseMerchant } from "./merchants/pause-merchant.ts";
 export { recordActiveConnection } from "./merchants/record-active-connection.ts";
 export { recordLocationsListing } from "./merchants/record-locations-listing.ts";
+export { recordMerchantReconciled } from "./merchants/record-merchant-reconciled.ts";
 export {
   MIGRATIONS_DIR,
+  type MigrateOptions,
   type MigrateResult,
   type MigrationFile,
   migrate,
   pendingMigrations,
   readMigrations,
 } from "./migrate.ts";
+export { type MigrationStep, parseMigrationSteps } from "./migration-runner/migration-steps.ts";
+export {
+  type MigrationPlan,
+  type PlannedStep,
+  planMigrations,
+  planSteps,
+} from "./migration-runner/plan-migrations.ts";
+export { FIRST_ONLINE_MIGRATION } from "./migration-runner/read-migrations.ts";
+export type { StepReport } from "./migration-runner/run-online-migration.ts";
 export {
   type Claimed,
   type ClaimedEvent,
@@ -102,9 +117,13 @@ export {
   budgetSlotInWindow,
 } from "./request-budget/budget-slots.ts";
 export {
+  type RequestBudgetReading,
+  readRequestBudget,
+  readRequestBudgetState,
+} from "./request-budget/read-request-budget.ts";
+export {
   type RequestBudget,
   type RequestBudgetOptions,
-  readRequestBudget,
   requestBudget,
 } from "./request-budget/request-budget.ts";
 export { type PruneOptions, type PruneResult, pruneFinished } from "./retention/prune.ts";

@@ -26,12 +26,20 @@ export interface TaskPayloads {
   /** GET /connection for a merchant an event named: known to Loops → active, else recorded as unknown. */
   confirm_merchant: { merchantId: string };
   /** Every mirrored resource of one merchant brought to the upstream's state, writing only what changed. */
-  /** `tick`: one merchant of a RECONCILE_CRON run (counted in sync.scheduled_ticks when it ends). */
-  reconcile_merchant: { merchantId: string; tick?: boolean };
-  /** Fans out reconcile_merchant for every active merchant and refresh_channels (at start and by cron). */
+  /**
+   * `tick`: one merchant of a 0.1.0 RECONCILE_CRON run (counted in sync.scheduled_ticks when it ends).
+   * `lastReconciledAt`: queued by the trickle, which saw this last run (null: none); skipped when a later
+   * run has ended since.
+   */
+  reconcile_merchant: { merchantId: string; tick?: boolean; lastReconciledAt?: string | null };
+  /** One step of the reconcile trickle (queued by a 0.1.0 worker's cron; the worker steps it itself). */
   refresh_resources: Record<string, unknown>;
-  /** Event-log catch-up (packages/catchup): one merchant, or every active one when absent. */
-  catchup: { merchantId?: string };
+  /**
+   * Event-log catch-up (packages/catchup): one merchant, or every active one when absent; `dueOnly` (a process
+   * start): only those whose last complete catch-up is older than CATCHUP_CRON's interval, or missing.
+   * `paced`: one merchant's turn in the catch-up trickle (logged at debug, not info).
+   */
+  catchup: { merchantId?: string; dueOnly?: boolean; paced?: boolean };
 }
 
 export type TaskName = keyof TaskPayloads;

@@ -11,6 +11,7 @@ export {
   type ForwardingStatus,
   readForwarding,
 } from "./read-forwarding.ts";
+export { type GatewayWriteCount, readGatewayWrites } from "./read-gateway-writes.ts";
 export {
   DEFAULT_JOB_RUN_LIMIT_SECONDS,
   JOB_RUN_LIMIT_SECONDS,
@@ -21,6 +22,7 @@ export { readMerchantStatuses } from "./read-merchant-statuses.ts";
 export { readQueueStatus } from "./read-queue-status.ts";
 export { readRecoveryStatus } from "./read-recovery-status.ts";
 export { readRequestBudgetStatus, readScheduledTicks } from "./read-scheduled-ticks.ts";
+export { describeStandby, readStandby, type StandbyStatus } from "./read-standby.ts";
 export { readSyncStatus } from "./read-sync-status.ts";
 export { readTableSizes, type TableSize } from "./read-table-sizes.ts";
 export { readUnhandledEvents } from "./read-unhandled-events.ts";

@@ -116,7 +116,7 @@ export function needsAttention(status: SyncStatus, maxLagSeconds: number): Atten
   if (forwarding?.state === "off" && forwarding.undelivered > 0) {
     items.push({
       kind: "forward_off",
-      detail: `forwarding is off (no running worker has FORWARD_URL${forwarding.forwarderSeenAt ? `; last seen ${forwarding.forwarderSeenAt}` : ""}) and ${forwarding.undelivered} change(s) wait for ${forwarding.endpoint ?? "FORWARD_URL"}, kept from prune; start a worker with FORWARD_URL to send them`,
+      detail: `forwarding is off (no running worker has FORWARD_URL${forwarding.forwarderSeenAt ? `; last seen ${forwarding.forwarderSeenAt}` : ""}) and ${forwarding.undelivered} change(s) wait for ${forwarding.endpoint ?? "FORWARD_URL"}, kept for RETENTION_DAYS and then pruned like the rest of the feed; start a worker with FORWARD_URL to send them`,
     });
   }
   const behind = forwarding?.oldestUndeliveredSeconds ?? null;

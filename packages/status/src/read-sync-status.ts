@@ -3,6 +3,7 @@ import { readChangeFeed } from "./read-change-feed.ts";
 import { readConsumers } from "./read-consumers.ts";
 import { readEventsPerMinute } from "./read-events-per-minute.ts";
 import { readForwarding } from "./read-forwarding.ts";
+import { readGatewayWrites } from "./read-gateway-writes.ts";
 import { readMerchantStatuses } from "./read-merchant-statuses.ts";
 import { readQueueStatus } from "./read-queue-status.ts";
 import { readRecoveryStatus } from "./read-recovery-status.ts";
@@ -25,6 +26,7 @@ export async function readSyncStatus(sql: Sql): Promise<SyncStatus> {
     const changeFeed = await readChangeFeed(tx);
     const forwarding = await readForwarding(tx);
     const consumers = await readConsumers(tx);
+    const gatewayWrites = await readGatewayWrites(tx);
     const recovery = await readRecoveryStatus(tx);
     const scheduledTicks = await readScheduledTicks(tx);
     const requestBudget = await readRequestBudgetStatus(tx);
@@ -38,6 +40,7 @@ export async function readSyncStatus(sql: Sql): Promise<SyncStatus> {
       changeFeed,
       forwarding,
       consumers,
+      gatewayWrites,
       recovery,
       scheduledTicks,
       requestBudget,

@@ -80,10 +80,13 @@ export const STATUS_PAGE_SCRIPT = String.raw`
       cell("deadline", t.deadline, time(t.deadline)),
       cell("progress", t.itemsDone, t.itemsDone + " / " + t.items + (t.running ? " (running)" : "")),
       cell("duration", t.lastDurationSeconds, ago(t.lastDurationSeconds)),
+      cell("interval", t.effectiveIntervalSeconds, t.intervalSeconds === null ? "—"
+        : ago(t.effectiveIntervalSeconds) + (t.effectiveIntervalSeconds > t.intervalSeconds
+          ? " (stretched from " + ago(t.intervalSeconds) + ")" : "")),
       cell("overran", t.overran, t.overran ? "yes" : "no"), cell("overruns", t.overruns, t.overruns)));
     return el("section", {}, el("h2", {}, "Scheduled runs over every merchant"), alert,
       el("table", { id: "scheduled-ticks" }, el("thead", {}, el("tr", {},
-        ...["task", "started", "due by", "merchants done", "last duration", "overran", "overruns"].map((h) => el("th", {}, h)))),
+        ...["task", "started", "due by", "merchants done", "last duration", "interval", "overran", "overruns"].map((h) => el("th", {}, h)))),
         el("tbody", {}, ...rows)));
   }
 
@@ -215,9 +218,9 @@ export const STATUS_PAGE_SCRIPT = String.raw`
     const summary = el("p", { id: "forwarding", class: bad ? "tile bad" : "" },
       "Endpoint " + (f.endpoint || "FORWARD_URL") + ": ",
       el("b", { "data-field": "forward-state", "data-value": f.state }, f.state),
-      off ? " (no running worker has FORWARD_URL; the changes below wait, kept from prune)" : "",
+      off ? " (no running worker has FORWARD_URL; the changes below wait, kept for RETENTION_DAYS, then pruned)" : "",
       f.heldUntil ? "; held by the endpoint's Retry-After until " + time(f.heldUntil) : "",
-      "; last 2xx " + time(f.lastSuccessAt) + "; undelivered ",
+      off ? "; undelivered " : "; last 2xx " + time(f.lastSuccessAt) + "; undelivered ",
       el("b", { "data-field": "forward-undelivered", "data-value": f.undelivered }, f.undelivered),
       " (oldest " + ago(f.oldestUndeliveredSeconds) + "); dead ",
       el("b", { "data-field": "forward-dead", "data-value": f.dead }, f.dead),

@@ -2,6 +2,7 @@ import type { EventOutcome } from "@loops-sync/db";
 import type { ChangeFeedStatus } from "./read-change-feed.ts";
 import type { ConsumerStatus } from "./read-consumers.ts";
 import type { ForwardingStatus } from "./read-forwarding.ts";
+import type { GatewayWriteCount } from "./read-gateway-writes.ts";
 import type { LockedTooLongJob } from "./read-locked-too-long.ts";
 
 /**
@@ -24,6 +25,8 @@ export interface SyncStatus {
   forwarding: ForwardingStatus | null;
   /** The feed consumers (`replica.create_consumer`) with their lag in changes and seconds, by name. */
   consumers: ConsumerStatus[];
+  /** What the gateway's writes changed in the mirror in the last hour, by resource (docs/gateway.md). */
+  gatewayWrites: GatewayWriteCount[];
   /** The last run of each scheduled tick over every merchant (`catchup`, …), by task. */
   scheduledTicks: ScheduledTickStatus[];
   /** The request budget to Loops all processes share (LOOPS_MAX_RPS). */
@@ -105,6 +108,16 @@ export interface ScheduledTickStatus {
   overran: boolean;
   /** Runs that ended after their deadline, ever. */
   overruns: number;
+  /**
+   * A trickle (the reconcile, catch-up): the configured interval (RECONCILE_CRON's, CATCHUP_CRON's), seconds;
+   * null for a run on a cron. Its `overran` means stretched past twice this.
+   */
+  intervalSeconds: number | null;
+  /**
+   * A trickle's interval at the background share, both trickles together (longer than configured when the
+   * merchants do not fit).
+   */
+  effectiveIntervalSeconds: number | null;
 }
 
 export interface RequestBudgetStatus {

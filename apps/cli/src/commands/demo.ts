@@ -22,6 +22,12 @@ export function createDemoCommand(): Command {
         "also forward every change to a built-in endpoint that prints what it receives (see FORWARD_URL)",
       ),
     )
+    .addOption(
+      new Option(
+        "--gateway",
+        "also edit a location through the gateway (GATEWAY_TOKEN) and read it back from replica.locations at once",
+      ),
+    )
     .action(async (options: DemoOptions) => {
       const { runDemo } = await import("./run-demo.ts");
       await runDemo(options);

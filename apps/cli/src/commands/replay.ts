@@ -38,7 +38,8 @@ function checkReplayFlags(eventId: string | undefined, options: ReplayOptions): 
 async function replayFailed(options: ReplayOptions): Promise<void> {
   const { listFailedEvents, replayFailedEvents } = await import("../replay-failed-events.ts");
   const { openRuntime } = await import("../runtime.ts");
-  const runtime = await openRuntime({ name: "replay", poolSize: 2 });
+  // --dry-run only lists, so it runs on a standby too.
+  const runtime = await openRuntime({ name: "replay", poolSize: 2, readOnly: options.dryRun === true });
   const filter: FailedEventFilter = {
     merchantId: options.merchantId,
     type: options.type,

@@ -1,5 +1,5 @@
 // `loops-sync demo`'s run, loaded by its command (demo.ts) only when it runs.
-import { createLogger, loadEnv } from "@loops-sync/config";
+import { createLogger, createStopStack, loadEnv } from "@loops-sync/config";
 import { connect, migrate, resolveDatabase, type Sql } from "@loops-sync/db";
 import { LoopsClient } from "@loops-sync/loops-client";
 import { startReceiver } from "@loops-sync/receiver";
@@ -10,6 +10,7 @@ import { sql as raw } from "kysely";
 import { Registry } from "prom-client";
 import { startAdminServer } from "../admin-server.ts";
 import { type DemoForwardEndpoint, startDemoForwardEndpoint } from "../demo-forward-endpoint.ts";
+import { createDemoGateway, showGatewayWrite } from "../demo-gateway.ts";
 import { printMenuSales } from "../print-menu-sales.ts";
 import { createProcessHealth } from "../process-health.ts";
 import { untilSignal } from "../shutdown.ts";
@@ -19,6 +20,8 @@ export interface DemoOptions {
   rate: number;
   port?: number;
   forward?: boolean;
+  /** Edit a location through the gateway and read it back from replica.locations at once. */
+  gateway?: boolean;
 }
 
 interface Progress {
@@ -70,16 +73,16 @@ async function printMirror(sql: Sql): Promise<void> {
 export async function runDemo(options: DemoOptions): Promise<void> {
   const env = loadEnv();
   const logger = createLogger({ name: "demo", level: env.LOG_LEVEL === "info" ? "warn" : env.LOG_LEVEL });
+  // Each part's stop pushed as it starts; stopped last first, each failure logged.
+  const stops = createStopStack({ logger });
   const database = await resolveDatabase(env, logger);
+  stops.push("database", () => database.stop());
   const sql = connect(database.url, { max: 10, applicationName: "loops-sync demo" });
-  const stops: Array<() => Promise<void>> = [async () => sql.end({ timeout: 5 }), database.stop];
-  const stopAll = async () => {
-    for (const stop of stops.splice(0)) await stop().catch(() => {});
-  };
+  stops.push("database pool", () => sql.end({ timeout: 5 }));
   try {
     await migrate(sql, database.url);
     const sandbox = await startSandbox({ port: 0 });
-    stops.unshift(() => sandbox.close());
+    stops.push("sandbox", () => sandbox.close());
     const credentials = DEFAULT_SANDBOX_CREDENTIALS;
     const receiver = await startReceiver({
       sql,
@@ -89,11 +92,19 @@ export async function runDemo(options: DemoOptions): Promise<void> {
       host: "127.0.0.1",
       logger: logger.child({ name: "receiver" }),
     });
-    stops.unshift(() => receiver.close());
+    stops.push("receiver", () => receiver.close());
     // The operator page lives on an admin listener of its own, as in `start`.
     const health = createProcessHealth({ sql, graceSeconds: 60 });
-    const admin = await startAdminServer({ registry: new Registry(), health, sql, port: 0 });
-    stops.unshift(async () => {
+    const registry = new Registry();
+    const client = new LoopsClient({
+      apiUrl: sandbox.apiUrl,
+      authUrl: sandbox.authUrl,
+      clientId: credentials.clientId,
+      clientSecret: credentials.clientSecret,
+    });
+    const gateway = options.gateway ? createDemoGateway(client, sql, registry) : undefined;
+    const admin = await startAdminServer({ registry, health, sql, port: 0, gateway: gateway?.app });
+    stops.push("admin listener", async () => {
       health.close();
       await admin.close();
     });
@@ -101,17 +112,11 @@ export async function runDemo(options: DemoOptions): Promise<void> {
       url: `${receiver.url}/webhooks/loops`,
       secrets: [DEFAULT_WEBHOOK_SECRET],
     });
-    const client = new LoopsClient({
-      apiUrl: sandbox.apiUrl,
-      authUrl: sandbox.authUrl,
-      clientId: credentials.clientId,
-      clientSecret: credentials.clientSecret,
-    });
     let forwardTo: DemoForwardEndpoint | undefined;
     if (options.forward) {
       forwardTo = await startDemoForwardEndpoint((line) => console.log(line));
       const endpoint = forwardTo;
-      stops.splice(1, 0, () => endpoint.close());
+      stops.push("forward endpoint", () => endpoint.close());
     }
     const worker = await startWorker({
       databaseUrl: database.url,
@@ -125,7 +130,7 @@ export async function runDemo(options: DemoOptions): Promise<void> {
       catchup: { client, cron: "* * * * *", logger: logger.child({ name: "catchup" }) },
       forward: forwardTo && { url: forwardTo.url, secret: forwardTo.secret, timeoutMs: 2000 },
     });
-    stops.splice(1, 0, () => worker.stop());
+    stops.push("worker", () => worker.stop());
 
     console.log(
       `loops-sync demo: sandbox ${sandbox.url}, receiver ${receiver.url}, database ${database.embedded ? "embedded" : "DATABASE_URL"}`,
@@ -139,6 +144,13 @@ export async function runDemo(options: DemoOptions): Promise<void> {
     // channel's order whose events reach the receiver like any other.
     const sandboxOrder = await createSandboxOrder(client, sandbox.merchantIds[0]!);
     console.log(`created ${sandboxOrder} with POST /sandbox/orders`);
+    if (gateway) {
+      await showGatewayWrite(client, sql, {
+        adminUrl: admin.url,
+        token: gateway.token,
+        merchantId: sandbox.merchantIds[0]!,
+      });
+    }
     let running = true;
     const ticker = setInterval(async () => {
       const truth = new Map(sandbox.truth.orders().map((o) => [o.id, o.version]));
@@ -192,7 +204,7 @@ export async function runDemo(options: DemoOptions): Promise<void> {
       "with DATABASE_URL set, the mirror stays: try `select * from reporting.daily_sales limit 5;` in psql",
     );
   } finally {
-    await stopAll();
+    await stops.stopAll();
   }
 }
 

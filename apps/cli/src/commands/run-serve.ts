@@ -1,11 +1,12 @@
 // The receiver, worker and start verbs' run, loaded by their commands (serve.ts) only when one runs.
-import { ConfigError } from "@loops-sync/config";
-import { startReceiver } from "@loops-sync/receiver";
+import { ConfigError, createStopStack, type StopStack } from "@loops-sync/config";
+import { GATEWAY_PREFIX, startReceiver } from "@loops-sync/receiver";
 import { startWorker } from "@loops-sync/worker";
 import { Registry } from "prom-client";
 import { startAdminServer } from "../admin-server.ts";
 import { CliError, EXIT } from "../cli-error.ts";
 import { API_VARIABLES, createLoopsClientFromEnv } from "../clients.ts";
+import { createGatewayFromEnv } from "../gateway-from-env.ts";
 import { createProcessHealth, type ProcessHealth } from "../process-health.ts";
 import { registerProcessMetrics } from "../process-metrics.ts";
 import { openRuntime, type Runtime } from "../runtime.ts";
@@ -29,15 +30,15 @@ async function listen<T>(variable: "PORT" | "ADMIN_PORT", port: number, start: (
 }
 
 /**
- * Starts the parts, pushing each one's stop onto `stops` (in the order they must stop) as soon as it runs,
- * so a failure halfway leaves nothing running behind. Listening sockets come first: a taken port fails
- * before the worker has picked up any job.
+ * Starts the parts, pushing each one's stop onto `stops` as soon as it runs, so a failure halfway leaves
+ * nothing running behind. Listening sockets come first: a taken port fails before the worker has picked up
+ * any job.
  */
 async function startParts(
   runtime: Runtime,
   parts: readonly Part[],
   health: ProcessHealth,
-  stops: Array<() => Promise<void>>,
+  stops: StopStack,
 ): Promise<void> {
   const { env, logger, sql } = runtime;
   // One registry per process, served on the admin listener: in `start` it shows both parts' series.
@@ -48,8 +49,13 @@ async function startParts(
     merchantLabelsMax: env.METRICS_MERCHANT_LABELS_MAX,
     onError: (error) => logger.warn({ err: error }, "cannot read the backlog for /metrics"),
   });
+  const gateway =
+    parts.includes("receiver") && env.GATEWAY_TOKEN
+      ? createGatewayFromEnv(runtime, registry, logger.child({ name: "gateway" }))
+      : undefined;
   const admin = await listen("ADMIN_PORT", env.ADMIN_PORT, () =>
     startAdminServer({
+      gateway,
       registry,
       health,
       sql,
@@ -60,7 +66,9 @@ async function startParts(
     }),
   );
   logger.info({ url: admin.url, auth: env.ADMIN_TOKEN ? "bearer" : "none" }, "admin listening");
-  stops.push(() => admin.close());
+  if (gateway) logger.info({ url: `${admin.url}${GATEWAY_PREFIX}` }, "gateway listening");
+  stops.push("admin listener", () => admin.close());
+  let drainFirst: (() => Promise<void>) | undefined;
   if (parts.includes("receiver")) {
     const receiver = await listen("PORT", env.PORT, () =>
       startReceiver({
@@ -79,8 +87,8 @@ async function startParts(
       }),
     );
     logger.info({ url: receiver.url }, "receiver listening");
-    // Before the admin listener: the receiver drains first.
-    stops.unshift(() => receiver.close());
+    stops.push("receiver", () => receiver.close());
+    drainFirst = () => receiver.close();
   }
   if (parts.includes("worker")) {
     const client = createLoopsClientFromEnv(env, logger.child({ name: "loops-client" }), {
@@ -99,6 +107,8 @@ async function startParts(
       concurrency: env.WORKER_CONCURRENCY,
       merchantIds: env.LOOPS_MERCHANT_IDS,
       resourcesCron: env.RECONCILE_CRON,
+      revokedProbeCron: env.REVOKED_PROBE_CRON,
+      reconcileShare: env.RECONCILE_BUDGET_SHARE,
       logger: logger.child({ name: "worker" }),
       registry,
       pauseBackoff,
@@ -125,8 +135,11 @@ async function startParts(
         return reason ? { code: "worker_stopped", detail: `${reason}; restart the process` } : undefined;
       },
     });
-    stops.splice(stops.length - 1, 0, () => worker.stop());
+    stops.push("worker", () => worker.stop());
   }
+  // Pushed when it started, so a worker that fails to start stops it; pushed again on top so that on a normal
+  // stop it stops taking webhooks and drains first (close() is safe twice).
+  if (drainFirst) stops.push("receiver, draining first", drainFirst);
 }
 
 /** Runs `parts` until `signalled` resolves, then stops them in order. */
@@ -155,17 +168,17 @@ export async function runServe(
         "(its order batches hold connections while they fetch, and their commits need one more)",
     );
   }
-  // Receiver first (stop accepting, drain), then the worker, then the admin listener, then the pool.
-  const stops: Array<() => Promise<void>> = [];
+  // Last started, first stopped (the receiver drains first), each failure logged; the pool last of all.
+  const stops = createStopStack({ logger: runtime.logger });
+  stops.push("database", () => runtime.close());
   const health = createProcessHealth({
     sql: runtime.sql,
     graceSeconds: runtime.env.HEALTH_DATABASE_GRACE_SECONDS,
   });
+  stops.push("process health", () => health.close());
   const stopAll = async () => {
     health.stopping();
-    for (const stop of stops.splice(0)) await stop().catch(() => {});
-    health.close();
-    await runtime.close();
+    await stops.stopAll();
   };
   let started = false;
   health.addPart({

@@ -88,9 +88,15 @@ function printStatus(whole: SyncStatus, pageMerchants: typeof PageMerchants): vo
       (q.lockedTooLong > 0 ? `; ${q.lockedTooLong} locked longer than their task can run` : ""),
   );
   for (const t of whole.scheduledTicks) {
+    const trickle = t.intervalSeconds !== null;
     console.log(
       `scheduled ${t.task}: ${t.itemsDone}/${t.items} merchants, ` +
-        (t.running ? `running since ${t.startedAt}` : `last took ${seconds(t.lastDurationSeconds)}`) +
+        (t.running
+          ? `running since ${t.startedAt}`
+          : trickle
+            ? `trickle every ${seconds(t.effectiveIntervalSeconds)} (configured ${seconds(t.intervalSeconds)}` +
+              `${(t.effectiveIntervalSeconds ?? 0) > (t.intervalSeconds ?? 0) ? ", stretched: the merchants do not fit RECONCILE_BUDGET_SHARE" : ""})`
+            : `last took ${seconds(t.lastDurationSeconds)}`) +
         (t.overran ? ", OVERRAN its interval (raise LOOPS_MAX_RPS or space the schedule)" : "") +
         `; ${t.overruns} overrun(s) so far`,
     );
@@ -122,6 +128,10 @@ function printStatus(whole: SyncStatus, pageMerchants: typeof PageMerchants): vo
         `${c.leased} leased; last receive ${ago(c.lastReceiveAt, now)}`,
     );
   }
+  if (whole.gatewayWrites.length > 0) {
+    const counts = whole.gatewayWrites.map((w) => `${w.resource} ${w.changes}`).join(", ");
+    console.log(`mirrored from gateway writes in the last hour: ${counts}`);
+  }
   printForwarding(status);
 }
 
@@ -131,7 +141,7 @@ function printForwarding({ forwarding: f, generatedAt }: SyncStatus): void {
   if (f.state === "off") {
     console.log(
       `forwarding to ${f.endpoint ?? "FORWARD_URL"}: off (no running worker has FORWARD_URL; ${f.forwarderSeenAt ? `one last seen ${ago(f.forwarderSeenAt, now)}` : "the last one stopped"}); ` +
-        `${f.undelivered} undelivered, kept from prune until a worker with FORWARD_URL sends them; ${f.dead} dead`,
+        `${f.undelivered} undelivered, kept for RETENTION_DAYS, then pruned, unless a worker with FORWARD_URL sends them first; ${f.dead} dead`,
     );
     return;
   }
@@ -166,17 +176,19 @@ export function createStatusCommand(): Command {
     )
     .action(async (options: { json?: boolean; maxLag: number }) => {
       // Loaded here, not above: `--help` and a usage error need none of it.
-      const { needsAttention, pageMerchants, readSyncStatus, readTableSizes } = await import(
-        "@loops-sync/status"
-      );
+      const { describeStandby, needsAttention, pageMerchants, readStandby, readSyncStatus, readTableSizes } =
+        await import("@loops-sync/status");
       const { openRuntime } = await import("../runtime.ts");
-      const runtime = await openRuntime({ name: "status", poolSize: 2 });
+      const runtime = await openRuntime({ name: "status", poolSize: 2, readOnly: true });
       try {
+        // null on a primary; on a standby every figure below is as of its replay.
+        const standby = await readStandby(runtime.sql);
         const status = await readSyncStatus(runtime.sql);
         const tables = await readTableSizes(runtime.sql);
         const attention = needsAttention(status, options.maxLag);
-        if (options.json) printJson({ ...status, tables, attention });
+        if (options.json) printJson({ ...status, standby, tables, attention });
         else {
+          if (standby) console.log(describeStandby(standby));
           printStatus(status, pageMerchants);
           printTables(tables, attention);
         }

@@ -8,6 +8,8 @@ export interface DoctorDatabase {
   /** Set when Postgres answered and the schema is current: the later checks read from it. */
   sql: Sql | undefined;
   databaseUrl: string | undefined;
+  /** DATABASE_URL reaches a hot standby: what calls Loops (the shared budget writes) needs the primary. */
+  standby: boolean;
   checks: DoctorCheck[];
   close(): Promise<void>;
 }
@@ -21,6 +23,7 @@ export async function checkDatabase(env: Env): Promise<DoctorDatabase> {
   const fail = (detail: string, fix: string, check = "database"): DoctorDatabase => ({
     sql: undefined,
     databaseUrl: undefined,
+    standby: false,
     checks: [...checks, checkResult(check, "fail", "database", detail, { fix })],
     close: async () => {},
   });
@@ -68,6 +71,15 @@ export async function checkDatabase(env: Env): Promise<DoctorDatabase> {
       "migrations",
     );
   }
+  const { describeStandby, readStandby } = await import("@loops-sync/status");
+  const standby = await readStandby(sql);
+  if (standby) {
+    checks.push(
+      checkResult("standby", "warn", "database", describeStandby(standby), {
+        fix: "point DATABASE_URL at the primary to check the token, the merchants and the clock (the shared request budget is written there); readers may stay on the standby",
+      }),
+    );
+  }
   const migrations = (await readMigrations()).length;
   checks.push(
     checkResult(
@@ -77,7 +89,7 @@ export async function checkDatabase(env: Env): Promise<DoctorDatabase> {
       `Postgres at ${where(database.url)} answers; the schema is current (${migrations} migrations)`,
     ),
   );
-  return { sql, databaseUrl: database.url, checks, close };
+  return { sql, databaseUrl: database.url, standby: standby !== null, checks, close };
 }
 
 /** host:port/database, without the user or password. */

@@ -12,8 +12,8 @@ export type CheckArea = "environment" | "database" | "credentials" | "finding";
 
 /** One line of `loops-sync doctor`'s checklist (and one element of `--json`'s `checks`). */
 export interface DoctorCheck {
-  /** Stable name: environment, webhook_secrets, database, migrations, token, clock, connection, scopes,
-   * event_log, merchants, revoked_merchants, forwarding, last_webhook. */
+  /** Stable name: environment, webhook_secrets, database, standby, migrations, token, clock, connection,
+   * scopes, event_log, merchants, revoked_merchants, forwarding, gateway, last_webhook. */
   check: string;
   status: CheckStatus;
   area: CheckArea;

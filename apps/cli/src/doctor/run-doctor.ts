@@ -5,6 +5,7 @@ import { checkClock } from "./check-clock.ts";
 import { checkDatabase } from "./check-database.ts";
 import { checkEnvironment } from "./check-environment.ts";
 import { checkForwarding } from "./check-forwarding.ts";
+import { checkGateway } from "./check-gateway.ts";
 import { checkLastWebhook } from "./check-last-webhook.ts";
 import { checkMerchants, type MerchantsChecked } from "./check-merchants.ts";
 import { checkToken } from "./check-token.ts";
@@ -62,6 +63,14 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
         "needs Postgres (the shared request budget and the mirror's state are kept there)",
       );
       checks.push(await checkForwarding(env));
+      checks.push(await checkGateway(env));
+      return report(checks, merchants);
+    }
+    if (database.standby) {
+      // Every Loops call takes the shared request budget, a write the standby refuses.
+      skip(["token", "clock", "merchants"], "needs the primary (the shared request budget is written there)");
+      checks.push(await checkForwarding(env));
+      checks.push(await checkLastWebhook(database.sql));
       return report(checks, merchants);
     }
     const clock = createLoopsClock();
@@ -86,6 +95,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
     }
     checks.push(checkClock(clock.skewSeconds(), clock.samples(), env.WEBHOOK_TOLERANCE_SECONDS));
     checks.push(await checkForwarding(env));
+    checks.push(await checkGateway(env));
     checks.push(await checkLastWebhook(database.sql));
     return report(checks, merchants);
   } finally {

@@ -214,7 +214,7 @@ async function dispatch(
   const covered = await settleCovered(tx, orderEvents);
   const revocationChanges: ChangeInput[] = [];
   for (const { merchantId, revocation } of revocations) {
-    revocationChanges.push(...(await revokeMerchant(tx, merchantId, revocation)));
+    revocationChanges.push(...(await revokeMerchant(tx, merchantId, revocation)).changes);
   }
   for (const [merchantId, connectionId] of reconnecting) await startReconnect(tx, merchantId, connectionId);
   const queued = new Map<string, QueuedOrder[]>();
