@@ -180,6 +180,40 @@ describe("the catch-up trickle", () => {
     expect(beside.caughtUp).toEqual([]);
   });
 
+  it("queues nothing beside a start's run that ends while the step looks", async () => {
+    await db.sql`delete from graphile_worker._private_jobs`;
+    await db.sql`delete from sync.cursors`;
+    await db.sql`delete from sync.merchants`;
+    await db.sql`insert into sync.merchants (id, learned_from) values ('mer_a', 'config'), ('mer_b', 'config')`;
+    await db.sql`select graphile_worker.add_job('catchup', '{"dueOnly":true}'::json, job_key => 'catchup')`;
+    // The run ends right after the step's first read: it records both merchants, then leaves the queue.
+    const endRun = async () => {
+      await db.sql`
+        insert into sync.cursors (merchant_id, last_run_finished_at, last_run_status)
+        values ('mer_a', now(), 'ok'), ('mer_b', now(), 'ok')`;
+      await db.sql`delete from graphile_worker._private_jobs where key = 'catchup'`;
+    };
+    let first = true;
+    const sql = new Proxy(db.sql, {
+      apply(target, self, args: Parameters<typeof db.sql>) {
+        const query = Reflect.apply(target, self, args) as PromiseLike<unknown>;
+        if (!first) return query;
+        first = false;
+        return Promise.resolve(query).then(async (rows) => {
+          await endRun();
+          return rows;
+        });
+      },
+    });
+    const step = await paceBackground(
+      { sql },
+      { cron: "0 0 1 1 *", reconcile: false, catchupCron: "*/5 * * * *", maxRps: 25 },
+    );
+    expect(first).toBe(false);
+    expect(step.caughtUp).toEqual([]);
+    expect(await catchupJobs()).toEqual([]);
+  });
+
   it("gives each new merchant its backfill and then its first reconcile, merchant by merchant", async () => {
     await db.sql`delete from graphile_worker._private_jobs`;
     await db.sql`delete from sync.cursors`;

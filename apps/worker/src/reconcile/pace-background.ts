@@ -120,6 +120,16 @@ export async function paceBackground(
   { cron, catchupCron, reconcile = true, maxRps, share = 0.5, maxJobs, now = Date.now() }: PaceOptions,
 ): Promise<PaceStep> {
   const { sql } = ctx;
+  // Merchants with a run queued or running are not due again: a running job's key is free, and a second job
+  // under it would run beside the first. A whole catch-up run (a start's, or a 0.1.0 worker's cron) covers
+  // every merchant it lists: no catch-up is queued beside it. The queue is read before the merchants: a run
+  // records its merchant's time before its job leaves the queue, so one that ends between the two reads is
+  // seen either queued or recorded, never as neither (which would queue it again at once).
+  const jobs = await sql<{ task: Kind; flag: string | null }[]>`
+    select task_identifier as task,
+           (select k from jsonb_object_keys(flags) k where starts_with(k, ${MERCHANT_FLAG_PREFIX}) limit 1) as flag
+    from graphile_worker.jobs
+    where task_identifier in ('reconcile_merchant', 'catchup') and attempts < max_attempts`;
   const rows = await sql<
     {
       id: string;
@@ -153,14 +163,6 @@ export async function paceBackground(
   const effectiveMs = reconcile ? effective[0]! : configuredMs;
   const catchupEffectiveMs = catchupMs ? effective[demands.length - 1]! : undefined;
 
-  // Merchants with a run queued or running are not due again: a running job's key is free, and a second job
-  // under it would run beside the first. A whole catch-up run (a start's, or a 0.1.0 worker's cron) covers
-  // every merchant it lists: no catch-up is queued beside it.
-  const jobs = await sql<{ task: Kind; flag: string | null }[]>`
-    select task_identifier as task,
-           (select k from jsonb_object_keys(flags) k where starts_with(k, ${MERCHANT_FLAG_PREFIX}) limit 1) as flag
-    from graphile_worker.jobs
-    where task_identifier in ('reconcile_merchant', 'catchup') and attempts < max_attempts`;
   const busy = new Set(jobs.map((j) => `${j.task} ${j.flag}`));
   const wholeRun = jobs.some((j) => j.task === "catchup" && j.flag === null);
   const perMerchantJobs = jobs.filter((j) => j.flag !== null).length;
