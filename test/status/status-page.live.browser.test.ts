@@ -26,16 +26,17 @@ describe.skipIf(skip)("operator page of a running loops-sync, in headless Chromi
     db = await createTestDatabase();
     sandbox = await startSandbox({ port: 0 });
     // With ADMIN_TOKEN, as an operator opens it: the browser's login prompt, the token as the password.
-    // No catch-up while the orders are in flight (the cron never due, the run at start awaited): one that
-    // runs after the webhooks taught it the merchants backfills their orders first, and then each of their
-    // events settles stale, rightly, leaving nothing applied to count.
+    // No catch-up while the orders are in flight: the merchants are configured, so the run at start (awaited)
+    // is their first catch-up, and the next is a year away (CATCHUP_CRON). A first catch-up that ran after
+    // the webhooks taught it the merchants (the trickle queues it at once) would backfill their orders first,
+    // and then each of their events would settle stale, rightly, leaving nothing applied to count.
     started = await startLoopsSync({
       databaseUrl: db.url,
       sandbox,
-      env: { ADMIN_TOKEN: TOKEN, CATCHUP_CRON: "0 0 1 1 *" },
+      env: { ADMIN_TOKEN: TOKEN, CATCHUP_CRON: "0 0 1 1 *", LOOPS_MERCHANT_IDS: "mer_demo_1 mer_demo_2" },
     });
-    await waitFor(() => started.output().includes('"msg":"catch-up run finished"'), {
-      what: "the catch-up at start to finish",
+    await waitFor(() => /"merchants":2,.*"msg":"catch-up run finished"/.test(started.output()), {
+      what: "the catch-up at start to finish, over both merchants",
     });
     const orders = Array.from({ length: ORDERS }, (_, i) =>
       sandbox.createOrder({ merchantId: i % 2 ? "mer_demo_1" : "mer_demo_2" }),
