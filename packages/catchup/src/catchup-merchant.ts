@@ -11,7 +11,7 @@ import {
 } from "@loops-sync/replica";
 import { withSpan } from "@loops-sync/tracing";
 import { readBackfillCheckpoint } from "./backfill-checkpoint.ts";
-import { describeError, isCursorRefused } from "./catchup-error.ts";
+import { describeError, isCursorRefused, STALE_REFUSAL } from "./catchup-error.ts";
 import { finishCursorRun, readEventCursor, resetEventCursor, startCursorRun } from "./event-cursor.ts";
 import { requestCount } from "./request-count.ts";
 import { type BackfillResult, runBackfill } from "./run-backfill.ts";
@@ -225,8 +225,15 @@ async function catchupMerchantPages(options: MerchantCatchupOptions): Promise<Me
     );
   } catch (error) {
     const failure = classifyUpstreamFailure(error);
-    if (failure.kind === "revoked") {
-      await revokeMerchantAndRecord(sql, merchantId, { source: "catchup" });
+    // A refusal made under a connection the merchant has left since (it reconnected while this run called)
+    // revokes only that connection, and the run failed: the next one goes on under the new connection.
+    const stale =
+      failure.kind === "revoked" &&
+      (await revokeMerchantAndRecord(sql, merchantId, {
+        source: "catchup",
+        refusedUnder: state.connectionId,
+      }));
+    if (failure.kind === "revoked" && !stale) {
       await finishCursorRun(
         sql,
         merchantId,
@@ -234,6 +241,10 @@ async function catchupMerchantPages(options: MerchantCatchupOptions): Promise<Me
         "merchant revoked the connection (403 connection_not_active)",
       );
       result.status = "revoked";
+    } else if (stale) {
+      result.status = "failed";
+      result.error = STALE_REFUSAL;
+      await finishCursorRun(sql, merchantId, "failed", result.error).catch(() => {});
     } else if (failure.kind === "paused" && !options.waitWhenPaused) {
       // Not this run's fault: the scope pauses and the next run after the probe goes on from the cursor.
       await enterPause(sql, failure, merchantId, options.pauseBackoff).catch(() => {});

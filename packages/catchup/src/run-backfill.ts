@@ -11,7 +11,7 @@ import {
   startBackfillRun,
 } from "./backfill-checkpoint.ts";
 import { backfillCoverage, countReplicaOrders } from "./backfill-coverage.ts";
-import { catchupError, describeError, isFieldRefused } from "./catchup-error.ts";
+import { catchupError, describeError, isFieldRefused, STALE_REFUSAL } from "./catchup-error.ts";
 import { requestCount } from "./request-count.ts";
 
 /** How far below the newest updated_at of the first page the next watermark is set. */
@@ -173,8 +173,20 @@ export async function runBackfill({
       cursor = page.next_cursor;
     }
   } catch (error) {
-    if (classifyUpstreamFailure(error).kind === "revoked") {
-      await revokeMerchantAndRecord(sql, merchantId, { source: "backfill" });
+    const revoked = classifyUpstreamFailure(error).kind === "revoked";
+    // Refused under a connection the merchant has left since: only that connection is revoked, and the run
+    // failed (the next one goes on under the new connection).
+    if (
+      revoked &&
+      (await revokeMerchantAndRecord(sql, merchantId, {
+        source: "backfill",
+        refusedUnder: state.connectionId,
+      }))
+    ) {
+      await failBackfillRun(sql, merchantId, STALE_REFUSAL);
+      throw error;
+    }
+    if (revoked) {
       await failBackfillRun(sql, merchantId, "merchant revoked the connection (403 connection_not_active)");
       throw catchupError("merchant_revoked", merchantId, `merchant ${merchantId} revoked the connection`, {
         cause: error,
