@@ -105,15 +105,7 @@ try {
     for (let i = 0; i < ORDERS; i++) {
       const merchantId = sandbox.merchantIds[i % sandbox.merchantIds.length]!;
       const order = sandbox.createOrder({ merchantId });
-      const signed = signer.sign({
-        id: `evt_burst_${run}_${b}_${i}`,
-        type: "order.created",
-        merchantId: order.merchant_id,
-        locationId: order.location_id,
-        orderId: order.id,
-        status: order.status,
-        version: order.version,
-      });
+      const signed = signer.signOrder(`evt_burst_${run}_${b}_${i}`, "order.created", order);
       const sentAt = performance.now();
       requests.push(
         pool

@@ -77,15 +77,7 @@ export async function sendOrderTraffic({
       open.push({ orderId: order.id, dueAt: now + stepMs, steps: 0 });
     }
     result.sent++;
-    const signed = signer.sign({
-      id: `evt_fresh_${run}_${result.sent}`,
-      type,
-      merchantId: order.merchant_id,
-      locationId: order.location_id,
-      orderId: order.id,
-      status: order.status,
-      version: order.version,
-    });
+    const signed = signer.signOrder(`evt_fresh_${run}_${result.sent}`, type, order);
     const sentAt = performance.now();
     const request = pool
       .request({ method: "POST", path: "/webhooks/loops", headers: signed.headers, body: signed.body })

@@ -17,10 +17,21 @@ export interface SignedWebhook {
   body: string;
 }
 
+/** The fields of a sandbox order an order event carries. */
+export interface BenchOrder {
+  id: string;
+  merchant_id: string;
+  location_id: string;
+  status: string;
+  version: number;
+}
+
 export interface WebhookSigner {
   /** The whsec_ secret the receiver must be given. */
   secret: string;
   sign(event: BenchOrderEvent): SignedWebhook;
+  /** The event `id` of `type` about `order`, at its current status and version. */
+  signOrder(id: string, type: string, order: BenchOrder): SignedWebhook;
 }
 
 /** Signs order events exactly as Loops does (Standard Webhooks, v1 HMAC-SHA256), with a fresh secret. */
@@ -32,7 +43,7 @@ export function createWebhookSigner({
 } = {}): WebhookSigner {
   // A KeyObject: the HMAC does not import the key again for every event.
   const key = createSecretKey(decodeWebhookSecret(secret));
-  return {
+  const signer: WebhookSigner = {
     secret,
     sign(e) {
       const body = JSON.stringify({
@@ -56,5 +67,16 @@ export function createWebhookSigner({
         },
       };
     },
+    signOrder: (id, type, order) =>
+      signer.sign({
+        id,
+        type,
+        merchantId: order.merchant_id,
+        locationId: order.location_id,
+        orderId: order.id,
+        status: order.status,
+        version: order.version,
+      }),
   };
+  return signer;
 }
