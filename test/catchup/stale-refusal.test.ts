@@ -1,10 +1,13 @@
-// Catch-up and backfill answered 403 connection_not_active under a merchant's old connection, with the merchant
-// reconnected before the refusal is handled: only the old connection is revoked, the run fails (its job runs
-// again), and the next run goes on under the new connection. The worker's side: test/worker/stale-refusal.test.ts.
+// Catch-up, backfill, verify and `loops-sync refresh` answered 403 connection_not_active under a merchant's old
+// connection, with the merchant reconnected before the refusal is handled: only the old connection is revoked,
+// the run fails (a job runs again), and the next run goes on under the new connection. The worker's jobs:
+// test/worker/stale-refusal.test.ts.
 
-import { runBackfill, runCatchup, STALE_REFUSAL } from "@loops-sync/catchup";
+import { runBackfill, runCatchup, verifyReplica } from "@loops-sync/catchup";
 import type { HttpFetch } from "@loops-sync/loops-client";
+import { STALE_REFUSAL } from "@loops-sync/replica";
 import { type Sandbox, startSandbox } from "@loops-sync/sandbox";
+import { runReconcile } from "@loops-sync/worker";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "#testkit/wait-for";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
@@ -124,5 +127,30 @@ describe("a backfill refused under the merchant's old connection", () => {
 
     const next = await runBackfill({ sql: db.sql, client: sandboxClient(sandbox), merchantId: merchant });
     expect(next.ordersSeen).toBeGreaterThanOrEqual(3);
+  });
+});
+
+describe("verify and refresh refused under the merchant's old connection", () => {
+  it("verify revokes only that connection and says why it did not verify", { timeout: 30_000 }, async () => {
+    const merchant = "mer_demo_1";
+    const { result, before, after } = await reconnectWhileRefused(merchant, "/orders", (client) =>
+      verifyReplica({ sql: db.sql, client, merchantId: merchant }),
+    );
+    expect(result.merchants[0]?.error).toBe(STALE_REFUSAL);
+    expect(await merchantRow(merchant)).toEqual({ status: "active", connection_id: after });
+    expect(await connections(merchant)).toMatchObject({ [before]: "revoked" });
+  });
+
+  it("refresh revokes only that connection and reports the merchant failed", {
+    timeout: 30_000,
+  }, async () => {
+    const merchant = "mer_demo_2";
+    const { result, before, after } = await reconnectWhileRefused(merchant, "/merchant", (client) =>
+      runReconcile({ sql: db.sql, client, merchantId: merchant }),
+    );
+    expect(result.merchants[0]).toMatchObject({ status: "failed", error: STALE_REFUSAL });
+    expect(await merchantRow(merchant)).toEqual({ status: "active", connection_id: after });
+    expect(await connections(merchant)).toMatchObject({ [before]: "revoked" });
+    expect((await connections(merchant))[after]).not.toBe("revoked");
   });
 });

@@ -22,13 +22,6 @@ export function catchupError(
 }
 
 /**
- * A run's error when its 403 connection_not_active was answered under a connection the merchant has left since
- * (it reconnected while the run called): only that connection was revoked, and the next run goes on.
- */
-export const STALE_REFUSAL =
-  "Loops refused a call made under the merchant's previous connection (403 connection_not_active); the merchant has reconnected since, and the next run goes on under the new connection";
-
-/**
  * GET /events refused the stored cursor: a 400 whose field errors name `after` (what Loops answers for an
  * event id past the 30-day retention or unknown to it), or 410 Gone. Any other 400 is a bug of ours and
  * stays an error.

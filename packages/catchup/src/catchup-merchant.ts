@@ -8,10 +8,11 @@ import {
   type PauseBackoff,
   readMerchantState,
   revokeMerchantAndRecord,
+  STALE_REFUSAL,
 } from "@loops-sync/replica";
 import { withSpan } from "@loops-sync/tracing";
 import { readBackfillCheckpoint } from "./backfill-checkpoint.ts";
-import { describeError, isCursorRefused, STALE_REFUSAL } from "./catchup-error.ts";
+import { describeError, isCursorRefused } from "./catchup-error.ts";
 import { finishCursorRun, readEventCursor, resetEventCursor, startCursorRun } from "./event-cursor.ts";
 import { requestCount } from "./request-count.ts";
 import { type BackfillResult, runBackfill } from "./run-backfill.ts";

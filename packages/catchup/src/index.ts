@@ -1,7 +1,7 @@
 export { type AppliedPage, applyOrderPage } from "./apply-order-page.ts";
 export { type BackfillCheckpoint, readBackfillCheckpoint } from "./backfill-checkpoint.ts";
 
-export { type CatchupErrorCode, catchupError, describeError, STALE_REFUSAL } from "./catchup-error.ts";
+export { type CatchupErrorCode, catchupError, describeError } from "./catchup-error.ts";
 export type { CatchupProgress, MerchantCatchupResult } from "./catchup-merchant.ts";
 export {
   type CatchupPayload,

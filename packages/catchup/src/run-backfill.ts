@@ -1,7 +1,12 @@
 import type { Logger } from "@loops-sync/config";
 import { recordChanges, type Sql } from "@loops-sync/db";
 import type { SyncApi } from "@loops-sync/loops-client";
-import { classifyUpstreamFailure, readMerchantState, revokeMerchantAndRecord } from "@loops-sync/replica";
+import {
+  classifyUpstreamFailure,
+  readMerchantState,
+  revokeMerchantAndRecord,
+  STALE_REFUSAL,
+} from "@loops-sync/replica";
 import { applyOrderPage } from "./apply-order-page.ts";
 import {
   advanceBackfillRun,
@@ -11,7 +16,7 @@ import {
   startBackfillRun,
 } from "./backfill-checkpoint.ts";
 import { backfillCoverage, countReplicaOrders } from "./backfill-coverage.ts";
-import { catchupError, describeError, isFieldRefused, STALE_REFUSAL } from "./catchup-error.ts";
+import { catchupError, describeError, isFieldRefused } from "./catchup-error.ts";
 import { requestCount } from "./request-count.ts";
 
 /** How far below the newest updated_at of the first page the next watermark is set. */

@@ -1,7 +1,12 @@
 import type { Logger } from "@loops-sync/config";
 import type { Sql } from "@loops-sync/db";
 import type { Order, SyncApi, SyncMerchantApi } from "@loops-sync/loops-client";
-import { classifyUpstreamFailure, readMerchantState, revokeMerchantAndRecord } from "@loops-sync/replica";
+import {
+  classifyUpstreamFailure,
+  readMerchantState,
+  revokeMerchantAndRecord,
+  STALE_REFUSAL,
+} from "@loops-sync/replica";
 import { type Database, kyselyOver } from "@loops-sync/schema";
 import { describeError } from "./catchup-error.ts";
 import { compareOrder, type OrderDifference, type OrderState } from "./compare-order.ts";
@@ -83,7 +88,8 @@ export async function verifyReplica({
       unconfirmed: 0,
     };
     results.push(result);
-    if ((await readMerchantState(sql, id)).status === "revoked") {
+    const state = await readMerchantState(sql, id);
+    if (state.status === "revoked") {
       result.error = "merchant is revoked: no calls are made for it";
       continue;
     }
@@ -105,8 +111,15 @@ export async function verifyReplica({
     } catch (error) {
       if (signal?.aborted) throw error;
       const failure = classifyUpstreamFailure(error);
-      if (failure.kind === "revoked") await revokeMerchantAndRecord(sql, id, { source: "repair" });
-      result.error = failure.kind === "revoked" ? "merchant revoked the connection" : describeError(error);
+      // Refused under a connection the merchant has left since: only that one is revoked (STALE_REFUSAL).
+      const stale =
+        failure.kind === "revoked" &&
+        (await revokeMerchantAndRecord(sql, id, { source: "repair", refusedUnder: state.connectionId }));
+      result.error = stale
+        ? STALE_REFUSAL
+        : failure.kind === "revoked"
+          ? "merchant revoked the connection"
+          : describeError(error);
       result.refused = failure.refused === true;
       logger?.warn({ merchantId: id, error: result.error }, "verify: merchant not verified");
     }

@@ -26,6 +26,7 @@ export {
   revocationIsStale,
   revokeMerchant,
   revokeMerchantAndRecord,
+  STALE_REFUSAL,
 } from "./merchants/merchant-state.ts";
 export {
   type ApplyOrderResult,

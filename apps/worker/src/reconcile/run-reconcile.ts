@@ -7,7 +7,12 @@ import {
   type Sql,
 } from "@loops-sync/db";
 import type { SyncApi } from "@loops-sync/loops-client";
-import { classifyUpstreamFailure, revokeMerchantAndRecord } from "@loops-sync/replica";
+import {
+  classifyUpstreamFailure,
+  readMerchantState,
+  revokeMerchantAndRecord,
+  STALE_REFUSAL,
+} from "@loops-sync/replica";
 import { upsertChannels } from "../mirror/upsert-locations.ts";
 import { openSetAsideGate } from "../upstream/set-aside-gate.ts";
 import { reconcileMerchant } from "./reconcile-merchant.ts";
@@ -78,6 +83,8 @@ export async function runReconcile({
   for (const id of ids) {
     signal?.throwIfAborted();
     const changed = Object.fromEntries(RESOURCES.map((r) => [r, 0])) as MerchantReconcileResult["changed"];
+    // The connection this run calls under: a 403 answered under it after a reconnect is stale.
+    const { connectionId } = await readMerchantState(sql, id);
     try {
       const result = await reconcileMerchant(sql, client, id, { ...options, retrySetAside, logger });
       // It counts as the merchant's run: the worker's trickle schedules the next one from it.
@@ -98,14 +105,17 @@ export async function runReconcile({
       if (signal?.aborted) throw error;
       const failure = classifyUpstreamFailure(error);
       const message = error instanceof Error ? error.message : String(error);
-      if (failure.kind === "revoked") await revokeMerchantAndRecord(sql, id, { source: "reconcile" });
-      else logger?.warn({ merchantId: id, error: message }, "reconcile failed for a merchant");
+      const revoked =
+        failure.kind === "revoked" &&
+        !(await revokeMerchantAndRecord(sql, id, { source: "reconcile", refusedUnder: connectionId }));
+      if (!revoked) logger?.warn({ merchantId: id, error: message }, "reconcile failed for a merchant");
+      const stale = failure.kind === "revoked" && !revoked;
       merchants.push({
         merchantId: id,
-        status: failure.kind === "revoked" ? "revoked" : "failed",
+        status: revoked ? "revoked" : "failed",
         apiCalls: 0,
         changed,
-        error: message,
+        error: stale ? STALE_REFUSAL : message,
         refused: failure.refused === true,
         setAside: [],
       });

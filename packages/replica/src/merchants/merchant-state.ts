@@ -87,6 +87,13 @@ export interface Revocation {
 }
 
 /**
+ * A run's error when its 403 connection_not_active was answered under a connection the merchant has left since
+ * (it reconnected while the run called): only that connection was revoked, and the next run goes on.
+ */
+export const STALE_REFUSAL =
+  "Loops refused a call made under the merchant's previous connection (403 connection_not_active); the merchant has reconnected since, and the next run goes on under the new connection";
+
+/**
  * Whether a revocation of `connectionId` speaks of a connection the merchant has left already: its state
  * names another connection (a reconnect came since, or is being confirmed), or, when it names none, another
  * mirrored connection of the merchant is active. Such a revocation (a late or redelivered connection.revoked)
