@@ -57,6 +57,26 @@ describe("loops-sync errors", () => {
     );
   });
 
+  it("a database with no connection free: one line naming the limits to change, exit 3", async () => {
+    const db = await createTestDatabase();
+    const role = `ls_full_${process.pid}`;
+    try {
+      // A role allowed no connection: Postgres answers 53300, as when max_connections is reached.
+      await db.sql.unsafe(`create role ${role} login connection limit 0`);
+      const url = new URL(db.url);
+      url.username = role;
+      const r = run(["status"], { DATABASE_URL: url.toString() });
+      expect(r.code).toBe(3);
+      expect(r.stderr.trim().split("\n")).toHaveLength(1);
+      expect(r.stderr).toMatch(
+        /^loops-sync: Postgres at 127\.0\.0\.1:\d+\/\w+ has no connection free \(53300: too many connections for role "ls_full_\d+"\); lower DATABASE_POOL_SIZE/,
+      );
+    } finally {
+      await db.sql.unsafe(`drop role if exists ${role}`);
+      await db.drop();
+    }
+  });
+
   it("a migration changed after it was applied: one line naming it, exit 3", async () => {
     const db = await createTestDatabase();
     try {

@@ -49,5 +49,10 @@ export function describeConnectionError(error: unknown, url: string): string {
     where = `${u.hostname}:${u.port || 5432}${u.pathname}`;
   } catch {}
   const reason = [e.code, e.message].filter(Boolean).join(": ") || String(error);
+  // too_many_connections: the server answered, but every slot it allows (max_connections, or the role's
+  // connection limit) is taken; the URL is right.
+  if (e.code === "53300") {
+    return `Postgres at ${where} has no connection free (${reason}); lower DATABASE_POOL_SIZE or stop idle clients, or raise max_connections or the role's connection limit`;
+  }
   return `cannot reach Postgres at ${where} (${reason}); check DATABASE_URL and that the server is running`;
 }
