@@ -3,12 +3,13 @@ import { scheduleCatchup } from "@loops-sync/catchup";
 import { createLogger, createStopStack, type Logger } from "@loops-sync/config";
 import { learnConfiguredMerchants, type Sql } from "@loops-sync/db";
 import type { SyncApi } from "@loops-sync/loops-client";
-import { DEFAULT_PAUSE_BACKOFF, type PauseBackoff, pausedMerchantFlags } from "@loops-sync/replica";
+import { DEFAULT_PAUSE_BACKOFF, type PauseBackoff } from "@loops-sync/replica";
 import type { WorkerEvents } from "graphile-worker";
 import type { Registry } from "prom-client";
 import { createForwardMetrics } from "./forwarding/forward-metrics.ts";
 import { type Forwarder, type ForwarderOptions, startForwarder } from "./forwarding/start-forwarder.ts";
 import { graphileLogger } from "./jobs/graphile-logger.ts";
+import { pausedFlagsCache } from "./jobs/paused-flags.ts";
 import { createPoolRegistry } from "./jobs/pool-registry.ts";
 import { absorbLostCompletions, createQueuePool } from "./jobs/queue-pool.ts";
 import { startSupervisedRunner } from "./jobs/supervised-runner.ts";
@@ -138,9 +139,6 @@ export interface RunningWorker {
   };
 }
 
-/** How long the list of paused merchants is reused before asking the database again. */
-const PAUSED_CACHE_MS = 500;
-
 /**
  * Starts the graphile-worker runner with loops-sync's tasks. Installs no signal handlers: the caller (the
  * CLI) maps SIGTERM/SIGINT to `stop()`. graphile-worker's schema must already be migrated (`migrate()`).
@@ -203,21 +201,7 @@ export async function startWorker({
   const pools = createPoolRegistry({ sql, logger, deadAfterMs: deadWorkerAfterMs });
   const events: WorkerEvents = new EventEmitter();
 
-  let paused: { flags: string[]; at: number } | undefined;
-  const forbiddenFlags = async () => {
-    if (!paused || Date.now() - paused.at > PAUSED_CACHE_MS) {
-      try {
-        paused = { flags: await pausedMerchantFlags(sql), at: Date.now() };
-      } catch (error) {
-        // Postgres away: thrown here, it ended graphile-worker's loop of a pool being replaced, and the
-        // process with it (an unhandled rejection). The claim that follows waits for Postgres (queue-pool.ts);
-        // a paused merchant's job that slips through is put back by its own state check (upstream-task.ts).
-        logger.debug({ error: String(error) }, "could not read the paused merchants; keeping the last list");
-        return paused?.flags ?? [];
-      }
-    }
-    return paused.flags;
-  };
+  const forbiddenFlags = pausedFlagsCache(sql, logger);
 
   // Our own pg pool for graphile-worker, so an idle connection dropped by a Postgres restart is logged
   // (and replaced on next use) instead of crashing the process, and stop() can wait for it to close.
