@@ -7,18 +7,10 @@
 // rewritten to relative paths) and a package.json whose dependencies are the npm packages the bundle imports,
 // pinned to the versions the lockfile installed. Node 22 or newer (undici 7 and zod 4 run there).
 import { execFileSync } from "node:child_process";
-import {
-  cpSync,
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  realpathSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import { existsSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { buildPackage, REPO_ROOT, workspacePackages } from "./build.ts";
+import { packStage } from "./pack-stage.ts";
 
 const CLIENT = "@loops-sync/gateway-client";
 /** The workspace packages its bundle inlines, whose declarations travel with it. */
@@ -87,39 +79,17 @@ function emitDeclarations(stage: string): void {
 export async function packGatewayClient(destination = path.join(REPO_ROOT, ".dist")): Promise<string> {
   const pkg = workspacePackages().find((p) => p.manifest.name === CLIENT);
   if (!pkg) throw new Error(`${CLIENT} is not in the workspace`);
-  const root = JSON.parse(readFileSync(path.join(REPO_ROOT, "package.json"), "utf8"));
   const stage = path.join(destination, "gateway-client");
   rmSync(stage, { recursive: true, force: true });
   const dist = path.join(stage, "dist");
   const imported = await buildPackage(pkg, { outDir: dist, inlineWorkspace: true });
-  // The maps point at src/, which the tarball does not carry.
-  for (const file of readdirSync(dist)) if (file.endsWith(".map")) rmSync(path.join(dist, file));
   emitDeclarations(stage);
-  cpSync(path.join(pkg.dir, "README.md"), path.join(stage, "README.md"));
-  cpSync(path.join(REPO_ROOT, "LICENSE"), path.join(stage, "LICENSE"));
-  const dependencies = Object.fromEntries([...imported].sort().map((n) => [n, installedVersion(n)]));
-  const manifest = {
+  return packStage(stage, pkg.dir, destination, {
     name: CLIENT,
-    version: root.version,
     description: "Typed writes to the Loops Partner API through loops-sync's gateway (createGatewayClient)",
-    license: root.license,
-    type: "module",
-    exports: { ".": { types: "./dist/index.d.ts", default: "./dist/index.js" } },
-    types: "./dist/index.d.ts",
-    files: ["dist"],
     engines: { node: ">=22" },
-    dependencies,
-  };
-  writeFileSync(path.join(stage, "package.json"), `${JSON.stringify(manifest, null, 2)}\n`);
-  mkdirSync(destination, { recursive: true });
-  const packed = JSON.parse(
-    execFileSync("npm", ["pack", "--json", "--loglevel=error", "--pack-destination", destination], {
-      cwd: stage,
-      encoding: "utf8",
-      stdio: ["ignore", "pipe", "inherit"],
-    }),
-  ) as { filename: string }[];
-  return path.join(destination, packed[0]!.filename);
+    dependencies: Object.fromEntries([...imported].sort().map((n) => [n, installedVersion(n)])),
+  });
 }
 
 if (import.meta.main)

@@ -7,9 +7,10 @@
 // peer dependencies: the partner's own pool and Kysely are the ones it runs on. It supports Node 20 and newer,
 // so kysely 0.28 is in the peer range (0.29 needs Node 22).
 import { execFileSync } from "node:child_process";
-import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { buildPackage, REPO_ROOT, workspacePackages } from "./build.ts";
+import { packStage } from "./pack-stage.ts";
 
 const SCHEMA = "@loops-sync/schema";
 /** What the built code may import: the partner's own copies. */
@@ -48,7 +49,6 @@ function emitDeclarations(pkgDir: string, outDir: string): void {
 export async function packSchema(destination = path.join(REPO_ROOT, ".dist")): Promise<string> {
   const pkg = workspacePackages().find((p) => p.manifest.name === SCHEMA);
   if (!pkg) throw new Error(`${SCHEMA} is not in the workspace`);
-  const root = JSON.parse(readFileSync(path.join(REPO_ROOT, "package.json"), "utf8"));
   const stage = path.join(destination, "schema");
   rmSync(stage, { recursive: true, force: true });
   const dist = path.join(stage, "dist");
@@ -57,34 +57,14 @@ export async function packSchema(destination = path.join(REPO_ROOT, ".dist")): P
   if (unexpected.length > 0) {
     throw new Error(`${SCHEMA}'s build imports ${unexpected.join(", ")}; only its peers may be imported`);
   }
-  // The maps point at src/, which the tarball does not carry.
-  for (const file of readdirSync(dist)) if (file.endsWith(".map")) rmSync(path.join(dist, file));
   emitDeclarations(pkg.dir, dist);
-  cpSync(path.join(pkg.dir, "README.md"), path.join(stage, "README.md"));
-  cpSync(path.join(REPO_ROOT, "LICENSE"), path.join(stage, "LICENSE"));
-  const manifest = {
+  return packStage(stage, pkg.dir, destination, {
     name: SCHEMA,
-    version: root.version,
     description:
       "Types of the loops-sync replica for Kysely, and the change feed's reader (readChanges, followChanges) over postgres.js",
-    license: root.license,
-    type: "module",
-    exports: { ".": { types: "./dist/index.d.ts", default: "./dist/index.js" } },
-    types: "./dist/index.d.ts",
-    files: ["dist"],
     engines: { node: ">=20" },
     peerDependencies: SCHEMA_PEERS,
-  };
-  writeFileSync(path.join(stage, "package.json"), `${JSON.stringify(manifest, null, 2)}\n`);
-  mkdirSync(destination, { recursive: true });
-  const packed = JSON.parse(
-    execFileSync("npm", ["pack", "--json", "--loglevel=error", "--pack-destination", destination], {
-      cwd: stage,
-      encoding: "utf8",
-      stdio: ["ignore", "pipe", "inherit"],
-    }),
-  ) as { filename: string }[];
-  return path.join(destination, packed[0]!.filename);
+  });
 }
 
 if (import.meta.main)
