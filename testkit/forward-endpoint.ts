@@ -25,6 +25,8 @@ export interface ForwardRequest {
   status: number;
   /** Another request with the same webhook-id was being answered when this one arrived. */
   overlapped: boolean;
+  /** When overlapped: the receivedAt of the oldest request with its webhook-id still being answered. */
+  overlappedSince: number | null;
   /** Date.now() when the request's body had arrived. */
   receivedAt: number;
   /** Date.now() when the answer was sent. */
@@ -85,7 +87,8 @@ export async function startForwardEndpoint({
   const verifier = new Webhook(secret);
   const others = alsoVerifyWith.map((s) => new Webhook(s));
   const requests: ForwardRequest[] = [];
-  const answering = new Map<string, number>();
+  /** The receivedAt of each request being answered, by webhook-id. */
+  const answering = new Map<string, number[]>();
   let rate = failRate;
   let arrived = 0;
   let concurrent = 0;
@@ -97,8 +100,9 @@ export async function startForwardEndpoint({
     const receivedAt = Date.now();
     const index = arrived++;
     const webhookId = String(req.headers["webhook-id"] ?? "");
-    const overlapped = (answering.get(webhookId) ?? 0) > 0;
-    answering.set(webhookId, (answering.get(webhookId) ?? 0) + 1);
+    const earlier = answering.get(webhookId) ?? [];
+    const overlappedSince = earlier.length > 0 ? Math.min(...earlier) : null;
+    answering.set(webhookId, [...earlier, receivedAt]);
     let signatureValid = true;
     try {
       verifier.verify(raw, req.headers as Record<string, string>);
@@ -127,11 +131,14 @@ export async function startForwardEndpoint({
       signatureHeader: String(req.headers["webhook-signature"] ?? ""),
       validFor,
       status,
-      overlapped,
+      overlapped: overlappedSince !== null,
+      overlappedSince,
       receivedAt,
       answeredAt: Date.now(),
     });
-    answering.set(webhookId, (answering.get(webhookId) ?? 1) - 1);
+    const still = answering.get(webhookId) ?? [];
+    still.splice(still.indexOf(receivedAt), 1);
+    if (still.length === 0) answering.delete(webhookId);
     concurrent--;
     res.writeHead(status, chosen?.headers).end(status === 500 ? "injected failure" : undefined);
   };

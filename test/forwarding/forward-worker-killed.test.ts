@@ -77,7 +77,8 @@ describe("forwarding by worker processes, one killed -9 mid-delivery", () => {
       { timeoutMs: 60_000, what: "the delivery queue drained" },
     );
     expect(positions.length).toBeGreaterThanOrEqual(1800);
-    const duplicates = expectEveryChangeDelivered(endpoint, positions);
+    // FORWARD_TIMEOUT_MS is 1 s: on a loaded machine the endpoint (in this process) can hold an answer longer.
+    const duplicates = expectEveryChangeDelivered(endpoint, positions, { timeoutMs: 1000 });
     expect(duplicates).toBeLessThanOrEqual(0.05);
 
     await Promise.all([second, third].map((p) => p.kill("SIGTERM")));
