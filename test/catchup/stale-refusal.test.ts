@@ -81,9 +81,15 @@ async function connections(merchantId: string) {
   );
 }
 
-const merchantRow = (merchantId: string) =>
-  db.sql<{ status: string; connection_id: string }[]>`
-    select status, connection_id from sync.merchants where id = ${merchantId}`.then((r) => r[0]);
+/** The merchant active under `after`, and only `before`, the connection the refusal was made under, revoked. */
+async function expectOnlyOldRevoked(merchantId: string, before: string, after: string) {
+  const [row] = await db.sql<{ status: string; connection_id: string }[]>`
+    select status, connection_id from sync.merchants where id = ${merchantId}`;
+  expect(row).toEqual({ status: "active", connection_id: after });
+  const rows = await connections(merchantId);
+  expect(rows[before]).toBe("revoked");
+  expect(rows[after]).not.toBe("revoked");
+}
 
 describe("a catch-up refused under the merchant's old connection", () => {
   it("revokes only that connection; the run fails and the next one goes on", {
@@ -97,9 +103,7 @@ describe("a catch-up refused under the merchant's old connection", () => {
       runCatchup({ sql: db.sql, client, merchantId: merchant }),
     );
     expect(result.merchants[0]).toMatchObject({ status: "failed", error: STALE_REFUSAL });
-    expect(await merchantRow(merchant)).toEqual({ status: "active", connection_id: after });
-    expect(await connections(merchant)).toMatchObject({ [before]: "revoked" });
-    expect((await connections(merchant))[after]).not.toBe("revoked");
+    await expectOnlyOldRevoked(merchant, before, after);
 
     const next = await runCatchup({ sql: db.sql, client: sandboxClient(sandbox), merchantId: merchant });
     expect(next.merchants[0]?.status).toBe("ok");
@@ -122,8 +126,7 @@ describe("a backfill refused under the merchant's old connection", () => {
     const [run] = await db.sql<{ last_run_error: string }[]>`
       select last_run_error from sync.backfills where merchant_id = ${merchant}`;
     expect(run?.last_run_error).toBe(STALE_REFUSAL);
-    expect(await merchantRow(merchant)).toEqual({ status: "active", connection_id: after });
-    expect(await connections(merchant)).toMatchObject({ [before]: "revoked" });
+    await expectOnlyOldRevoked(merchant, before, after);
 
     const next = await runBackfill({ sql: db.sql, client: sandboxClient(sandbox), merchantId: merchant });
     expect(next.ordersSeen).toBeGreaterThanOrEqual(3);
@@ -137,8 +140,7 @@ describe("verify and refresh refused under the merchant's old connection", () =>
       verifyReplica({ sql: db.sql, client, merchantId: merchant }),
     );
     expect(result.merchants[0]?.error).toBe(STALE_REFUSAL);
-    expect(await merchantRow(merchant)).toEqual({ status: "active", connection_id: after });
-    expect(await connections(merchant)).toMatchObject({ [before]: "revoked" });
+    await expectOnlyOldRevoked(merchant, before, after);
   });
 
   it("refresh revokes only that connection and reports the merchant failed", {
@@ -149,8 +151,6 @@ describe("verify and refresh refused under the merchant's old connection", () =>
       runReconcile({ sql: db.sql, client, merchantId: merchant }),
     );
     expect(result.merchants[0]).toMatchObject({ status: "failed", error: STALE_REFUSAL });
-    expect(await merchantRow(merchant)).toEqual({ status: "active", connection_id: after });
-    expect(await connections(merchant)).toMatchObject({ [before]: "revoked" });
-    expect((await connections(merchant))[after]).not.toBe("revoked");
+    await expectOnlyOldRevoked(merchant, before, after);
   });
 });
