@@ -443,7 +443,11 @@ describe("worker: fetched orders are committed as their answers arrive", () => {
     } finally {
       gated.release();
     }
-    await waitFor(() => batches.ended.length >= 1, { what: "the refused batch ended" });
+    // That batch's end: the poll (every 200 ms) may start another for the merchant meanwhile, which finds the
+    // order's row held and ends at once.
+    const refused = batches.claimed.find((c) => c.orders.includes(order.id))?.batch;
+    expect(refused, "the batch that claimed the order").toBeDefined();
+    await waitFor(() => batches.ended.some((e) => e.batch === refused), { what: "the refused batch ended" });
     const [state] = await harness.db.sql`
       select status, connection_id from sync.merchants where id = ${MERCHANT}`;
     expect(state).toEqual({ status: "active", connection_id: after.id });
