@@ -85,6 +85,9 @@ describe("probe_revoked", () => {
   }, async () => {
     const [old] = await h.db.sql<{ id: string }[]>`
       select id from replica.connections where merchant_id = ${MERCHANT}`;
+    // The merchant's first catch-up (before it was revoked) ended ok: the reconnect's must end after it.
+    const [cursor] = await h.db.sql<{ at: Date | null }[]>`
+      select last_run_finished_at as at from sync.cursors where merchant_id = ${MERCHANT}`;
     h.sandbox.reconnectMerchant(MERCHANT);
     // Nothing is ingested: the reconnect sent no event the receiver saw.
     await probeOnce();
@@ -106,8 +109,10 @@ describe("probe_revoked", () => {
     await waitFor(
       async () =>
         (
-          await h.db
-            .sql`select 1 from sync.cursors where merchant_id = ${MERCHANT} and last_run_status = 'ok'`
+          await h.db.sql`
+            select 1 from sync.cursors
+            where merchant_id = ${MERCHANT} and last_run_status = 'ok'
+              and last_run_finished_at > ${cursor?.at ?? new Date(0)}`
         ).length === 1,
       { timeoutMs: 30_000, what: "a catch-up run of the reconnected merchant" },
     );
