@@ -9,6 +9,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { promisify } from "node:util";
 import { connect, type Sql } from "@loops-sync/db";
+import { openScratchDatabase, withDatabase } from "./scratch-database.ts";
 import { type SeededHistory, seedHistory } from "./seed-history.ts";
 
 const run = promisify(execFile);
@@ -35,12 +36,6 @@ export interface HistoryDatabaseOptions {
   cache?: boolean;
   /** See seedHistory. Default: false. */
   vacuum?: boolean;
-}
-
-export function withDatabase(url: string, database: string): string {
-  const u = new URL(url);
-  u.pathname = `/${database}`;
-  return u.toString();
 }
 
 export async function createHistoryDatabase({
@@ -95,22 +90,7 @@ export async function createHistoryDatabase({
     throw error;
   }
   await admin.end();
-  const url = withDatabase(serverUrl, name);
-  const sql = connect(url, { max: 4, applicationName: "loops-sync-upgrade-test" });
-  return {
-    url,
-    sql,
-    seeded,
-    async drop() {
-      await sql.end({ timeout: 5 });
-      const cleanup = connect(serverUrl, { max: 1 });
-      try {
-        await cleanup.unsafe(`drop database if exists ${name} with (force)`);
-      } finally {
-        await cleanup.end();
-      }
-    },
-  };
+  return { ...openScratchDatabase(serverUrl, name, "loops-sync-upgrade-test"), seeded };
 }
 
 /** Copies the freshly seeded database to the template name (scratch copy, then rename: atomic for others). */

@@ -4,17 +4,12 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { connect, DbError, MIGRATIONS_DIR, migrate, type Sql } from "@loops-sync/db";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { withDatabase } from "#testkit/scratch-database";
 import { runCli } from "../support/operator-run.ts";
 import { createTestRole, outcome, type TestRole } from "../support/test-role.ts";
 
 // A real process on a machine other tests load too: seconds each, so far more than runCli's 30 s default.
 const CLI_TIMEOUT_MS = 120_000;
-
-function withDatabase(url: string, database: string): string {
-  const u = new URL(url);
-  u.pathname = `/${database}`;
-  return u.toString();
-}
 
 // A managed Postgres (RDS, Cloud SQL, Azure, Supabase…): the service's role owns its database and is no
 // superuser, may not create roles or databases. Everything loops-sync does must work as that role.

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { connect, type Sql } from "@loops-sync/db";
 import { inject } from "vitest";
+import { openScratchDatabase } from "#testkit/scratch-database";
 
 export interface TestDatabase {
   /** Connection URL of this test file's own database. */
@@ -9,12 +10,6 @@ export interface TestDatabase {
   sql: Sql;
   /** Closes the pool and drops the database. */
   drop(): Promise<void>;
-}
-
-function withDatabase(url: string, database: string): string {
-  const u = new URL(url);
-  u.pathname = `/${database}`;
-  return u.toString();
 }
 
 export interface CreateTestDatabaseOptions {
@@ -44,19 +39,5 @@ export async function createTestDatabase({
   } finally {
     await admin.end();
   }
-  const url = withDatabase(serverUrl, name);
-  const sql = connect(url, { max: 4, applicationName: "loops-sync-test" });
-  return {
-    url,
-    sql,
-    async drop() {
-      await sql.end({ timeout: 5 });
-      const cleanup = connect(serverUrl, { max: 1 });
-      try {
-        await cleanup.unsafe(`drop database if exists ${name} with (force)`);
-      } finally {
-        await cleanup.end();
-      }
-    },
-  };
+  return openScratchDatabase(serverUrl, name, "loops-sync-test");
 }

@@ -2,6 +2,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { connect, migrate, readMigrations, startEmbeddedPostgres } from "@loops-sync/db";
 import type { TestProject } from "vitest/node";
+import { withDatabase } from "#testkit/scratch-database";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -10,12 +11,6 @@ declare module "vitest" {
     /** A migrated database to clone per test file. */
     templateDatabase: string;
   }
-}
-
-function withDatabase(url: string, database: string): string {
-  const u = new URL(url);
-  u.pathname = `/${database}`;
-  return u.toString();
 }
 
 async function dockerAnswers(): Promise<boolean> {
